@@ -1,0 +1,46 @@
+# Entry points for people and CI. Every target runs `setup` first, so each works on a fresh machine.
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+LAB_NODES ?= 4
+export LAB_NODES
+
+.PHONY: help setup lint sanity ansible-lint unit molecule build test demo lab lab-down clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
+
+setup: ## venv, dependency collections, Debian packages the tests need (idempotent)
+	@tools/setup.sh
+
+lint: ansible-lint sanity ## ansible-lint (production profile) and ansible-test sanity
+
+ansible-lint: setup
+	@tools/run.sh ansible-lint
+
+sanity: setup
+	@tools/run.sh sanity
+
+unit: setup ## unit tests of modules, module_utils and filters (ansible-test units)
+	@tools/run.sh units
+
+molecule: setup ## every molecule scenario, on the lab
+	@tools/run.sh molecule
+
+build: setup ## build the collection tarball, install it offline, ansible-doc every plugin
+	@tools/run.sh build
+
+test: setup ## lint + unit + molecule + build: what CI runs
+	@tools/run.sh test
+
+demo: setup ## bring the lab up, run site.yml and the validation on it
+	@tools/demo.sh
+
+lab: setup ## start a lab of LAB_NODES (default 4) Debian nodes
+	@tools/lab up $(LAB_NODES)
+
+lab-down: ## remove the lab: containers, networks, firewall rules, proxy
+	@tools/lab down
+
+clean: lab-down ## remove the lab, the venv and every cache
+	rm -rf .venv .cache tests/output

@@ -1,0 +1,41 @@
+"""Shared helpers for the unit tests: recorded command outputs and running a module's main()."""
+import json
+from pathlib import Path
+
+import pytest
+from ansible.module_utils.testing import patch_module_args
+
+FIXTURES = Path(__file__).parent / 'fixtures'
+
+
+@pytest.fixture
+def fixture_text():
+    """Return the text of tests/unit/fixtures/<command>/<name>."""
+    def read(command, name):
+        return (FIXTURES / command / name).read_text(encoding='utf-8')
+    return read
+
+
+@pytest.fixture
+def fixture_path():
+    """Return the path of tests/unit/fixtures/<command>/<name> (for sysfs trees and the like)."""
+    def path(command, name=''):
+        return FIXTURES / command / name
+    return path
+
+
+@pytest.fixture
+def run_module(capsys):
+    """Run an Ansible module's main() with the given arguments; return its JSON result.
+
+    The result carries ``failed: True`` when the module called fail_json.
+    """
+    def run(module, args, check_mode=False):
+        args = dict(args)
+        if check_mode:
+            args['_ansible_check_mode'] = True
+        with patch_module_args(args):
+            with pytest.raises(SystemExit):
+                module.main()
+        return json.loads(capsys.readouterr().out)
+    return run

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# The test stages behind `make lint|sanity|unit|molecule|build|test`. Run `make setup` first (make does).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+# shellcheck source=tools/common.sh
+. tools/common.sh
+[ -x "$VENV/bin/ansible" ] || die "no .venv: run 'make setup' first"
+PYVER="$("$VENV/bin/python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
+# ansible-test insists on a real (not symlinked) path ending in ansible_collections/NS/NAME, and finds no
+# files at all under a hidden directory such as .cache: keep its copy in a temporary folder of this checkout's own.
+AT_ROOT="${ANSIBLE_TEST_BASE:-${TMPDIR:-/tmp}/hpcfabric-ansible-test-$(printf '%s' "$ROOT" | md5sum | cut -c1-8)}/ansible_collections/hpcfabric/cluster"
+
+sync_ansible_test_tree() {
+  rm -rf "$AT_ROOT"
+  mkdir -p "$AT_ROOT"
+  # the files git would commit (tracked or new, minus ignored ones), so caches and venvs never leak in
+  git ls-files -z --cached --others --exclude-standard |
+    python3 -c 'import os, sys; sys.stdout.write("".join(p + "\0" for p in sys.stdin.read().split("\0") if p and os.path.lexists(p)))' |
+    tar --null -T - -cf - | tar -xf - -C "$AT_ROOT"
+}
+
+stage_ansible_lint() {
+  ansible-lint --offline --profile production
+}
+
+stage_sanity() {
+  sync_ansible_test_tree
+  (cd "$AT_ROOT" && ansible-test sanity --python "$PYVER" --color no "$@")
+}
+
+stage_units() {
+  sync_ansible_test_tree
+  (cd "$AT_ROOT" && ansible-test units --venv --python "$PYVER" --color no "$@")
+}
+
+stage_molecule() {
+  local s rc=0
+  for s in molecule/*/molecule.yml; do
+    s="$(basename "$(dirname "$s")")"
+    step "molecule scenario $s"
+    molecule test -s "$s" || { rc=1; echo "molecule scenario $s FAILED"; }
+  done
+  return $rc
+}
+
+stage_build() {
+  local dist="$CACHE/dist" inst tarball p kind
+  rm -rf "$dist"
+  ansible-galaxy collection build --force --output-path "$dist" >/dev/null
+  tarball="$(ls "$dist"/hpcfabric-cluster-*.tar.gz)"
+  echo "built $(basename "$tarball"): $(du -k "$tarball" | cut -f1) KiB, $(tar -tzf "$tarball" | grep -vc '/$') files"
+  if tar -tzf "$tarball" | grep -E '(^|/)(\.venv|\.cache|__pycache__|tests/output|\.git)(/|$)'; then
+    die "the tarball contains caches or venvs (listed above): fix build_ignore in galaxy.yml"
+  fi
+  inst="$(mktemp -d)"
+  trap 'rm -rf "$inst"' RETURN
+  ANSIBLE_COLLECTIONS_PATH="$inst" ansible-galaxy collection install --offline --no-deps -p "$inst" "$tarball" >/dev/null
+  # the installed copy must document every plugin the source tree has (one plugin per file, named as the file)
+  for p in plugins/modules/*.py plugins/filter/*.py; do
+    [ -e "$p" ] || continue
+    kind="$(basename "$(dirname "$p")")"; kind="${kind%s}"; p="hpcfabric.cluster.$(basename "$p" .py)"
+    ANSIBLE_COLLECTIONS_PATH="$inst" ansible-doc -t "$kind" "$p" >/dev/null || die "ansible-doc -t $kind $p failed on the installed tarball"
+    echo "ansible-doc -t $kind $p: ok"
+  done
+}
+
+run_all() {
+  local s start passed=0 failed=0 summary=""
+  for s in ansible_lint sanity units molecule build; do
+    start=$SECONDS
+    step "stage ${s//_/-}"
+    if (set -e; "stage_$s"); then
+      passed=$((passed + 1)); summary+="$(printf '  %-13s passed  %5ss' "${s//_/-}" $((SECONDS - start)))"$'\n'
+    else
+      failed=$((failed + 1)); summary+="$(printf '  %-13s FAILED  %5ss' "${s//_/-}" $((SECONDS - start)))"$'\n'
+    fi
+  done
+  echo
+  echo "make test stages:"
+  printf '%s' "$summary"
+  echo "stages: $passed passed, $failed failed"
+  [ "$failed" -eq 0 ]
+}
+
+# `tools/run.sh sanity|units [ansible-test targets...]` narrows a stage to some files while working on them
+cmd="${1:-}"; shift || true
+case "$cmd" in
+  ansible-lint) stage_ansible_lint ;;
+  sanity) stage_sanity "$@" ;;
+  units) stage_units "$@" ;;
+  molecule) stage_molecule ;;
+  build) stage_build ;;
+  test) run_all ;;
+  *) die "usage: tools/run.sh ansible-lint|sanity|units|molecule|build|test" ;;
+esac
