@@ -3,6 +3,7 @@ import json
 from pathlib import Path
 
 import pytest
+from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.testing import patch_module_args
 
 FIXTURES = Path(__file__).parent / 'fixtures'
@@ -25,17 +26,30 @@ def fixture_path():
 
 
 @pytest.fixture
-def run_module(capsys):
+def run_module(capsys, monkeypatch):
     """Run an Ansible module's main() with the given arguments; return its JSON result.
 
-    The result carries ``failed: True`` when the module called fail_json.
+    The result carries ``failed: True`` when the module called fail_json, and ``warnings`` as the plain texts the
+    module passed to warn(): ansible-core keeps warnings in a process-wide registry and, once controller code is
+    imported in the same process, sends them to the display instead of the result, so the JSON's own list is not
+    reliable in a test run.
     """
     def run(module, args, check_mode=False):
         args = dict(args)
         if check_mode:
             args['_ansible_check_mode'] = True
+        warned = []
+        original = AnsibleModule.warn
+
+        def warn(self, warning):
+            warned.append(warning)
+            return original(self, warning)
+
+        monkeypatch.setattr(AnsibleModule, 'warn', warn)
         with patch_module_args(args):
             with pytest.raises(SystemExit):
                 module.main()
-        return json.loads(capsys.readouterr().out)
+        result = json.loads(capsys.readouterr().out)
+        result['warnings'] = warned
+        return result
     return run

@@ -1,0 +1,122 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) hpcfabric maintainers
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+name: mpi_hostfile
+short_description: Render an Open MPI hostfile
+version_added: 0.1.0
+author: hpcfabric maintainers (@hpcfabric)
+description:
+  - Returns Open MPI hostfile text with one C(name slots=N) line per host, in input order, ending
+    with a newline.
+  - O(_input) is a list of host names, which all get O(slots), or a list of dicts C({name, slots})
+    so that each host gets its own slot count (for example its GPU count). Both forms can be mixed;
+    a dict without C(slots) gets O(slots).
+  - Fails naming the host for an empty or blank name, a name with whitespace, a duplicate name, a
+    missing slot count or a slot count below 1.
+  - Work is linear in the number of hosts, so it suits clusters of thousands of nodes.
+positional: _input
+options:
+  _input:
+    description: Host names, or dicts with C(name) and optional C(slots).
+    type: list
+    elements: raw
+    required: true
+  slots:
+    description:
+      - Slot count for plain host names and for dicts without C(slots).
+      - Required when any host has no slot count of its own.
+    type: int
+'''
+
+EXAMPLES = r'''
+- name: Eight ranks per node for every compute node
+  ansible.builtin.copy:
+    dest: /etc/mpi/hostfile
+    content: "{{ groups['compute'] | hpcfabric.cluster.mpi_hostfile(slots=8) }}"
+    mode: "0644"
+  # node01 slots=8
+  # node02 slots=8
+
+- name: One slot per GPU, from hpcfabric.cluster.gpu_topology_facts gathered on every node
+  ansible.builtin.copy:
+    dest: /etc/mpi/hostfile
+    content: "{{ __hosts | hpcfabric.cluster.mpi_hostfile }}"
+    mode: "0644"
+  vars:
+    __hosts: >-
+      {{ dict(groups['compute']
+              | zip(groups['compute'] | map('extract', hostvars, ['ansible_facts', 'gpu_topology', 'gpu_count'])))
+         | dict2items(key_name='name', value_name='slots') }}
+
+- name: Explicit per-host slot counts
+  ansible.builtin.debug:
+    msg: "{{ [{'name': 'node01', 'slots': 8}, {'name': 'node02', 'slots': 4}] | hpcfabric.cluster.mpi_hostfile }}"
+  # => "node01 slots=8\nnode02 slots=4\n"
+'''
+
+RETURN = r'''
+_value:
+  description: Hostfile text, one C(name slots=N) line per host.
+  type: str
+  sample: "node01 slots=8\nnode02 slots=8\n"
+'''
+
+from ansible.errors import AnsibleFilterError
+
+
+def _slot_count(value, name):
+    if isinstance(value, bool):
+        raise AnsibleFilterError('mpi_hostfile: host %r: slots must be a whole number >= 1, got %r' % (name, value))
+    try:
+        slots = int(value)
+    except (TypeError, ValueError):
+        raise AnsibleFilterError('mpi_hostfile: host %r: slots must be a whole number >= 1, got %r' % (name, value))
+    if slots != value and str(slots) != str(value).strip():
+        raise AnsibleFilterError('mpi_hostfile: host %r: slots must be a whole number >= 1, got %r' % (name, value))
+    if slots < 1:
+        raise AnsibleFilterError('mpi_hostfile: host %r: slots must be at least 1, got %d' % (name, slots))
+    return slots
+
+
+def _entry(host, default_slots):
+    if isinstance(host, dict):
+        name = host.get('name')
+        slots = host.get('slots', default_slots)
+    else:
+        name = host
+        slots = default_slots
+    if not isinstance(name, str) or not name.strip():
+        raise AnsibleFilterError('mpi_hostfile: empty or missing host name in %r' % (host,))
+    if name != name.strip() or len(name.split()) != 1:
+        raise AnsibleFilterError('mpi_hostfile: host %r: a host name cannot contain whitespace' % (name,))
+    if slots is None:
+        raise AnsibleFilterError('mpi_hostfile: host %r has no slot count: give it slots or pass slots=N' % (name,))
+    return name, _slot_count(slots, name)
+
+
+def mpi_hostfile(hosts, slots=None):
+    """Open MPI hostfile text; see DOCUMENTATION."""
+    if isinstance(hosts, (str, dict)) or not hasattr(hosts, '__iter__'):
+        raise AnsibleFilterError('mpi_hostfile expects a list of host names or {name, slots} dicts, got %s'
+                                 % type(hosts).__name__)
+    seen = set()
+    lines = []
+    for host in hosts:
+        name, count = _entry(host, slots)
+        if name in seen:
+            raise AnsibleFilterError('mpi_hostfile: duplicate host %r' % (name,))
+        seen.add(name)
+        lines.append('%s slots=%d\n' % (name, count))
+    return ''.join(lines)
+
+
+class FilterModule(object):
+    """Open MPI hostfile filter."""
+
+    def filters(self):
+        return {'mpi_hostfile': mpi_hostfile}
