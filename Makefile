@@ -5,10 +5,10 @@ SHELL := /bin/bash
 LAB_NODES ?= 4
 export LAB_NODES
 
-.PHONY: help setup lint sanity ansible-lint unit molecule build test demo lab lab-down clean
+.PHONY: help setup lint sanity ansible-lint unit playbook-tests molecule build test demo lab lab-down clean
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
 
 setup: ## venv, dependency collections, Debian packages the tests need (idempotent)
 	@tools/setup.sh
@@ -24,13 +24,16 @@ sanity: setup
 unit: setup ## unit tests of modules, module_utils and filters (ansible-test units)
 	@tools/run.sh units
 
+playbook-tests: setup ## inventory checks: good and bad inventories through the real playbooks (no hosts needed)
+	@tools/run.sh playbooks
+
 molecule: setup ## every molecule scenario, on the lab
 	@tools/run.sh molecule
 
 build: setup ## build the collection tarball, install it offline, ansible-doc every plugin
 	@tools/run.sh build
 
-test: setup ## lint + unit + molecule + build: what CI runs
+test: setup ## lint + unit + playbook-tests + molecule + build: what CI runs
 	@tools/run.sh test
 
 demo: setup ## bring the lab up, run site.yml and the validation on it

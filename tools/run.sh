@@ -34,6 +34,11 @@ stage_units() {
   (cd "$AT_ROOT" && ansible-test units --venv --python "$PYVER" --color no "$@")
 }
 
+stage_playbooks() {
+  # playbooks run against inventories the tests write (no hosts needed): inventory checks and their messages
+  python -m pytest tests/playbooks -q -p no:cacheprovider
+}
+
 stage_molecule() {
   local s rc=0
   for s in molecule/*/molecule.yml; do
@@ -67,7 +72,7 @@ stage_build() {
 
 run_all() {
   local s start passed=0 failed=0 summary=""
-  for s in ansible_lint sanity units molecule build; do
+  for s in ansible_lint sanity units playbooks molecule build; do
     start=$SECONDS
     step "stage ${s//_/-}"
     if (set -e; "stage_$s"); then
@@ -89,8 +94,9 @@ case "$cmd" in
   ansible-lint) stage_ansible_lint ;;
   sanity) stage_sanity "$@" ;;
   units) stage_units "$@" ;;
+  playbooks) stage_playbooks ;;
   molecule) stage_molecule ;;
   build) stage_build ;;
   test) run_all ;;
-  *) die "usage: tools/run.sh ansible-lint|sanity|units|molecule|build|test" ;;
+  *) die "usage: tools/run.sh ansible-lint|sanity|units|playbooks|molecule|build|test" ;;
 esac
