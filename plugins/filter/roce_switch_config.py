@@ -1,0 +1,122 @@
+# -*- coding: utf-8 -*-
+# Copyright: hpcfabric maintainers
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+DOCUMENTATION = r"""
+name: roce_switch_config
+short_description: Render the lossless RoCE policy for a Cumulus, SONiC or Arista EOS switch
+version_added: 0.1.0
+author: hpcfabric maintainers (@hpcfabric)
+description:
+  - Renders the same policy the hosts use (see the P(hpcfabric.cluster.roce_qos_policy#filter) filter) for one switch
+    and its RoCE-facing ports, as pure data, so the C(switch_qos) role only has to push it.
+  - C(cumulus) gives the NVUE configuration tree (the REST API PATCH body for C(/nvue_v1/)) and the equivalent
+    C(nv set) commands (RoCE lossless mode, DSCP trust and map, PFC, ECN, ETS, port MTU).
+  - C(sonic) gives a CONFIG_DB fragment (DSCP_TO_TC_MAP overriding the default DSCP 26 to TC 1, TC_TO_PRIORITY_GROUP_MAP,
+    PORT_QOS_MAP pfc_enable, an ECN WRED_PROFILE, SCHEDULER, QUEUE bindings, PORT mtu).
+  - C(eos) gives C(arista.eos.eos_config) blocks (C(parents) and C(lines)) and the same configuration as CLI text.
+  - With O(running), the switch's current configuration, it also lists the differences and, for SONiC, the JSON patch
+    for C(config apply-patch).
+  - Fails with a message naming the variable when the policy or the port list is invalid.
+options:
+  _input:
+    description: The policy overrides (the C(roce_qos_policy) variable); C({}) gives the defaults.
+    type: dict
+    required: true
+  platform:
+    description: The switch operating system.
+    type: str
+    choices: [cumulus, sonic, eos]
+    required: true
+  ports:
+    description: The switch ports that carry RoCE traffic (host-facing and fabric links).
+    type: list
+    elements: str
+    required: true
+  running:
+    description:
+      - The switch's current configuration, parsed. For C(cumulus) the NVUE tree from C(GET /nvue_v1/?rev=applied),
+        for C(sonic) the CONFIG_DB JSON from C(show runningconfiguration all). Not used for C(eos).
+    type: dict
+  eos_queue:
+    description: The EOS transmit queue keyword of the platform (C(uc-tx-queue) on 7050X/7060X/7300X, C(tx-queue) on 7280R/7500R).
+    type: str
+    choices: [uc-tx-queue, tx-queue]
+    default: uc-tx-queue
+"""
+
+EXAMPLES = r"""
+- name: Render the policy for this switch
+  ansible.builtin.set_fact:
+    __switch_qos_config: "{{ roce_qos_policy | hpcfabric.cluster.roce_switch_config(switch_qos_platform, switch_qos_ports) }}"
+
+- name: Compute the SONiC JSON patch against the running CONFIG_DB
+  ansible.builtin.set_fact:
+    __switch_qos_sonic: >-
+      {{ roce_qos_policy | hpcfabric.cluster.roce_switch_config('sonic', ['Ethernet0', 'Ethernet8'],
+                                                               running=__running.stdout | from_json) }}
+"""
+
+RETURN = r"""
+_value:
+  description: The rendered configuration.
+  type: dict
+  contains:
+    platform:
+      description: The platform rendered for.
+      type: str
+      sample: sonic
+    format:
+      description: What O(text) holds (C(nvue-commands), C(config_db-json) or C(eos-cli)).
+      type: str
+    extension:
+      description: File name extension for O(text) (C(nv), C(json), C(cfg)).
+      type: str
+    text:
+      description: The configuration to review, as written by the render-only mode of the C(switch_qos) role.
+      type: str
+    intent:
+      description: Vendor-neutral summary (DSCP map, PFC priorities, ECN, ETS, MTU, ports) every render implements.
+      type: dict
+    body:
+      description: NVUE REST API PATCH body (cumulus only).
+      type: dict
+    commands:
+      description: The C(nv set) commands (cumulus only).
+      type: list
+      elements: str
+    config_db:
+      description: CONFIG_DB fragment (sonic only).
+      type: dict
+    blocks:
+      description: C(arista.eos.eos_config) blocks, each with C(parents) and C(lines) (eos only).
+      type: list
+      elements: dict
+    changes:
+      description: Leaves of the rendered configuration that O(running) lacks or holds with another value (C(path), C(current), C(desired)).
+      type: list
+      elements: dict
+    patch:
+      description: With O(running) - RFC 6902 operations for SONiC C(config apply-patch), the NVUE body to send for Cumulus (empty when nothing differs).
+      type: raw
+"""
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.roce_policy import PolicyError
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.switch_qos_render import render
+
+
+def roce_switch_config(policy, platform, ports, running=None, eos_queue='uc-tx-queue'):
+    """Render ``policy`` for ``platform`` on ``ports``; see DOCUMENTATION."""
+    try:
+        return render(platform, policy, ports, running=running, eos_queue=eos_queue)
+    except PolicyError as exc:
+        raise AnsibleFilterError('cannot render the RoCE QoS policy for %s: %s' % (platform, exc))
+
+
+class FilterModule(object):
+    """Switch renderers of the lossless RoCE policy."""
+
+    def filters(self):
+        return {'roce_switch_config': roce_switch_config}
