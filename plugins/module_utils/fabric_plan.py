@@ -1,0 +1,140 @@
+"""Cluster-wide fabric addressing plan: checks and /etc/hosts entries built once from inventory.
+
+Everything here is linear in the number of interfaces so that a 1000-node inventory is checked in one pass on
+the controller instead of one task per host pair.
+"""
+import ipaddress
+
+MTU_MIN = 1280
+MTU_MAX = 9216
+
+
+def _rail_networks(rails, problems):
+    networks = []
+    for i, rail in enumerate(rails or []):
+        where = 'fabric_network_rails[%d]' % i
+        try:
+            net = ipaddress.ip_network(str(rail.get('subnet')), strict=True)
+        except (ValueError, TypeError, AttributeError) as exc:
+            problems.append('%s.subnet: %s is not a network address with a prefix (%s)' % (where, rail.get('subnet') if isinstance(rail, dict) else rail, exc))
+            net = None
+        networks.append(net)
+    seen = []
+    for i, net in enumerate(networks):
+        for j, other in seen:
+            if net is not None and net.version == other.version and net.overlaps(other):
+                problems.append('fabric_network_rails[%d].subnet %s overlaps fabric_network_rails[%d].subnet %s' % (i, net, j, other))
+        if net is not None:
+            seen.append((i, net))
+    return networks
+
+
+def interface_names(host, iface, rails):
+    """Return the /etc/hosts names of one fabric interface: its ``hostname`` or ``<host>-<rail name>``."""
+    if iface.get('hostname'):
+        return [iface['hostname']]
+    rail = iface.get('rail', 0)
+    if isinstance(rail, int) and 0 <= rail < len(rails or []) and rails[rail].get('name'):
+        return ['%s-%s' % (host, rails[rail]['name'])]
+    return ['%s-rail%s' % (host, rail)]
+
+
+def check_plan(hostvars, hosts, rails, default_mtu):
+    """Return a list of problems (strings naming the variable and the host) with the fabric plan.
+
+    A host's own ``fabric_network_mtu`` overrides ``default_mtu`` for its interfaces without an ``mtu``.
+    """
+    problems = []
+    networks = _rail_networks(rails, problems)
+    addresses = {}
+    names = {}
+    host_set = set(hosts)
+    for host in hosts:
+        ifaces = hostvars.get(host, {}).get('fabric_network_interfaces') or []
+        if not isinstance(ifaces, list):
+            problems.append('fabric_network_interfaces on %s: must be a list, got %s' % (host, type(ifaces).__name__))
+            continue
+        seen_ifaces = set()
+        host_mtu = hostvars.get(host, {}).get('fabric_network_mtu', default_mtu)
+        for i, iface in enumerate(ifaces):
+            problems.extend(_check_interface(host, i, iface, rails, networks, host_mtu, seen_ifaces, addresses, names, host_set))
+    return problems
+
+
+def _check_interface(host, i, iface, rails, networks, default_mtu, seen_ifaces, addresses, names, host_set):
+    where = 'fabric_network_interfaces[%d]' % i
+    out = []
+    if not isinstance(iface, dict):
+        return ['%s on %s: must be a dict with name or mac, address and rail' % (where, host)]
+    key = iface.get('name') or iface.get('mac')
+    if not key:
+        out.append('%s on %s: give the interface a name or a mac' % (where, host))
+    elif key in seen_ifaces:
+        out.append('%s on %s: interface %s is listed twice' % (where, host, key))
+    seen_ifaces.add(key)
+
+    mtu = iface.get('mtu', default_mtu)
+    if not isinstance(mtu, int) or isinstance(mtu, bool) or not MTU_MIN <= mtu <= MTU_MAX:
+        out.append('%s.mtu on %s: %s is outside %d-%d' % (where, host, mtu, MTU_MIN, MTU_MAX))
+
+    rail = iface.get('rail', 0)
+    net = None
+    if not isinstance(rail, int) or isinstance(rail, bool) or not 0 <= rail < len(networks):
+        out.append('%s.rail on %s: %s is not an index of fabric_network_rails (0-%d)' % (where, host, rail, len(networks) - 1))
+    else:
+        net = networks[rail]
+
+    try:
+        addr = ipaddress.ip_interface(str(iface.get('address')))
+    except ValueError:
+        out.append('%s.address on %s: %s is not an address with a prefix, e.g. 10.78.0.11/24' % (where, host, iface.get('address')))
+        addr = None
+    if addr is not None:
+        if net is not None and (addr.ip not in net or addr.network.prefixlen != net.prefixlen):
+            out.append('%s.address on %s: %s is outside rail %d subnet %s' % (where, host, addr, rail, net))
+        if net is not None and addr.ip in (net.network_address, net.broadcast_address) and net.num_addresses > 2:
+            out.append('%s.address on %s: %s is the network or broadcast address of %s' % (where, host, addr.ip, net))
+        owner = addresses.setdefault(addr.ip, (host, key))
+        if owner != (host, key):
+            out.append('%s.address on %s: %s is already used by %s (%s)' % (where, host, addr.ip, owner[0], owner[1]))
+
+    for name in interface_names(host, iface, rails):
+        owner = names.setdefault(name, host)
+        if owner != host or (name in host_set and name != host):
+            out.append('%s on %s: fabric hostname %s is already used by %s' % (where, host, name, owner if owner != host else name))
+    return out
+
+
+def hosts_entries(hostvars, hosts, rails):
+    """Return /etc/hosts lines ``<address> <names...>`` for every fabric interface of every host, in host order."""
+    lines = []
+    for host in hosts:
+        for iface in hostvars.get(host, {}).get('fabric_network_interfaces') or []:
+            addr = ipaddress.ip_interface(str(iface['address'])).ip
+            lines.append('%s %s' % (addr, ' '.join(interface_names(host, iface, rails))))
+    return lines
+
+
+def primary_names(hostvars, hosts, rails):
+    """Return ``{host: fabric name}`` of each host's first fabric interface (the name MPI launches over)."""
+    result = {}
+    for host in hosts:
+        ifaces = hostvars.get(host, {}).get('fabric_network_interfaces') or []
+        result[host] = interface_names(host, ifaces[0], rails)[0] if ifaces else host
+    return result
+
+
+def host_aliases(hostvars, hosts, rails):
+    """Return ``{host: [inventory name, ansible_host, fabric names..., fabric addresses...]}`` without repeats.
+
+    These are every name a peer may use to reach the host, i.e. what its known_hosts line must list.
+    """
+    result = {}
+    for host in hosts:
+        hv = hostvars.get(host, {})
+        aliases = [host, str(hv.get('ansible_host', host))]
+        for iface in hv.get('fabric_network_interfaces') or []:
+            aliases.extend(interface_names(host, iface, rails))
+            aliases.append(str(ipaddress.ip_interface(str(iface['address'])).ip))
+        result[host] = list(dict.fromkeys(aliases))
+    return result
