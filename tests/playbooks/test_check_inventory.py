@@ -1,4 +1,6 @@
 """playbooks/check_inventory.yml accepts the example inventory and stops bad ones, naming variable and host."""
+import re
+
 import pytest
 
 
@@ -38,10 +40,8 @@ def test_wrong_type_and_choice_name_host_and_variable(inventory, playbook):
     rc, out = playbook(inventory.path, 'check_inventory.yml')
     assert rc != 0
     flat = ' '.join(out.split())
-    assert 'b300-02: ' in flat
-    assert 'value of mpi_flavour must be one of: ' in flat
-    assert 'got: spack' in flat
-    assert 'os_base_nofile' in flat
+    assert re.search(r'value of mpi_flavour must be one of: [a-z, ]+, got: spack found in b300-02', flat)
+    assert re.search(r"os_base_nofile.*found in b300-02", flat)
 
 
 def test_empty_compute_group_is_refused(tmp_path, playbook):
@@ -83,4 +83,4 @@ def test_switch_without_platform_is_refused(inventory, playbook):
     inventory.edit('hosts.yml', mutate)
     rc, out = playbook(inventory.path, 'check_inventory.yml')
     assert rc != 0
-    assert 'leaf01: missing required arguments: switch_qos_platform' in ' '.join(out.split())
+    assert 'missing required arguments: switch_qos_platform found in leaf01' in ' '.join(out.split())
