@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/env python
 """Write a synthetic cluster inventory (N nodes x 8 rails, 2 leaves per 32 nodes) for timing controller-side work.
 
 Usage: tests/perf/gen_inventory.py NODES DEST_DIR
