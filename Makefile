@@ -5,7 +5,7 @@ SHELL := /bin/bash
 LAB_NODES ?= 4
 export LAB_NODES
 
-.PHONY: help setup lint sanity ansible-lint unit playbook-tests molecule build test demo lab lab-down clean
+.PHONY: help setup lint sanity ansible-lint unit pytest molecule build test demo lab lab-down clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -24,8 +24,8 @@ sanity: setup
 unit: setup ## unit tests of modules, module_utils and filters (ansible-test units)
 	@tools/run.sh units
 
-playbook-tests: setup ## inventory checks: good and bad inventories through the real playbooks (no hosts needed)
-	@tools/run.sh playbooks
+pytest: setup ## tests that need no lab: inventory checks and per-OS variables through the real playbooks, the bench scripts
+	@tools/run.sh pytest
 
 molecule: setup ## every molecule scenario, on the lab
 	@tools/run.sh molecule
@@ -33,7 +33,7 @@ molecule: setup ## every molecule scenario, on the lab
 build: setup ## build the collection tarball, install it offline, ansible-doc every plugin
 	@tools/run.sh build
 
-test: setup ## lint + unit + playbook-tests + molecule + build: what CI runs
+test: setup ## lint + unit + pytest + molecule (results kept per file hash) + build: what CI runs
 	@tools/run.sh test
 
 demo: setup ## bring the lab up, run site.yml and the validation on it

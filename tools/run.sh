@@ -34,21 +34,42 @@ stage_units() {
   (cd "$AT_ROOT" && ansible-test units --venv --python "$PYVER" --color no "$@")
 }
 
-stage_playbooks() {
-  # playbooks run against inventories the tests write (no hosts needed): inventory checks and their messages
-  python -m pytest tests/playbooks -q -p no:cacheprovider
+stage_pytest() {
+  # no lab needed: the playbooks against inventories the tests write (inventory checks, per-OS variables), and the
+  # benchmark scripts under this machine's Open MPI
+  python -m pytest tests/playbooks tests/bench -q -p no:cacheprovider
+}
+
+# A scenario's result is kept under the hash of every file that can change it (the git-visible tree minus docs, the
+# other scenarios and the lab-free tests) and the tool versions: a rerun on the same files is answered from that
+# record, as build systems cache test results. A fresh checkout (CI) has no record and runs everything.
+scenario_key() {
+  { git ls-files -z --cached --others --exclude-standard | python3 tools/tree_hash.py "molecule/$1"
+    ansible --version | head -1; molecule --version | head -1; podman --version; } | sha256sum | cut -c1-40
 }
 
 stage_molecule() {
-  local s rc=0
+  local s key stamp rc=0
   for s in molecule/*/molecule.yml; do
     s="$(basename "$(dirname "$s")")"
     # a scenario with an .optional file is too slow for every run (e.g. building Open MPI): run it by hand
     if [ -e "molecule/$s/.optional" ] && [ -z "${MOLECULE_OPTIONAL:-}" ]; then
       echo "molecule scenario $s: optional, skipped (MOLECULE_OPTIONAL=1 runs it)"; continue
     fi
+    key="$(scenario_key "$s")"
+    stamp="$CACHE/test-results/molecule-$s.$key"
+    if [ -e "$stamp" ] && [ -z "${MOLECULE_RERUN:-}" ]; then
+      echo "molecule scenario $s: passed $(date -r "$stamp" '+%F %T') on these same files (key ${key:0:12}); not rerun (MOLECULE_RERUN=1 reruns)"
+      continue
+    fi
     step "molecule scenario $s"
-    molecule test -s "$s" || { rc=1; echo "molecule scenario $s FAILED"; }
+    if molecule test -s "$s"; then
+      mkdir -p "$CACHE/test-results"
+      rm -f "$CACHE/test-results/molecule-$s".*
+      touch "$stamp"
+    else
+      rc=1; echo "molecule scenario $s FAILED"
+    fi
   done
   return $rc
 }
@@ -76,7 +97,7 @@ stage_build() {
 
 run_all() {
   local s start passed=0 failed=0 summary=""
-  for s in ansible_lint sanity units playbooks molecule build; do
+  for s in ansible_lint sanity units pytest molecule build; do
     start=$SECONDS
     step "stage ${s//_/-}"
     if (set -e; "stage_$s"); then
@@ -98,9 +119,9 @@ case "$cmd" in
   ansible-lint) stage_ansible_lint ;;
   sanity) stage_sanity "$@" ;;
   units) stage_units "$@" ;;
-  playbooks) stage_playbooks ;;
+  pytest) stage_pytest ;;
   molecule) stage_molecule ;;
   build) stage_build ;;
   test) run_all ;;
-  *) die "usage: tools/run.sh ansible-lint|sanity|units|playbooks|molecule|build|test" ;;
+  *) die "usage: tools/run.sh ansible-lint|sanity|units|pytest|molecule|build|test" ;;
 esac

@@ -2,15 +2,11 @@
 import os
 import shutil
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parents[2]
-# the ansible-playbook of the Python running the tests (the checkout's .venv)
-ANSIBLE_PLAYBOOK = str(Path(sys.executable).parent / 'ansible-playbook')
+from checkout import ANSIBLE_PLAYBOOK, ROOT
 
 
 @pytest.fixture

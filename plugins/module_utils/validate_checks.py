@@ -1,0 +1,513 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) hpcfabric maintainers
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Pure logic of the validate role: isolation rounds, thresholds, verdicts and preflight checks.
+
+Inputs are the benchmark JSON of ``files/bench/allreduce.py`` and the facts of the collection's facts modules.
+Bad input raises :class:`ValueError` with a message meant for the sysadmin; the filter plugins turn it into
+an AnsibleFilterError.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import re
+
+THRESHOLD_MODES = ('explicit', 'derived', 'calibrated')
+UCX_CUDA_TRANSPORTS = ('cuda_copy', 'cuda_ipc')
+# nv_peer_mem is the module's name before it moved into the NVIDIA driver as nvidia-peermem
+PEERMEM_MODULES = ('nvidia_peermem', 'nv_peer_mem')
+DMABUF_MIN_KERNEL = (5, 12)
+DMABUF_MIN_UCX = (1, 14)
+_UP_STATES = ('up', 'unknown')
+_SIZE_UNITS = ('B', 'KiB', 'MiB', 'GiB', 'TiB')
+
+
+def human_size(size_bytes):
+    """``33554432`` -> ``32 MiB``; ``1536`` -> ``1.5 KiB``."""
+    value = float(size_bytes)
+    unit = 0
+    while value >= 1024 and unit < len(_SIZE_UNITS) - 1:
+        value /= 1024
+        unit += 1
+    if unit == 0:
+        return '%d B' % size_bytes
+    return '%s %s' % (('%.2f' % value).rstrip('0').rstrip('.'), _SIZE_UNITS[unit])
+
+
+def format_gbs(value):
+    """Three significant digits, without an exponent: ``0.01``, ``1.5``, ``12.3``, ``175``, ``1234``."""
+    if value is None:
+        return '-'
+    return '%.0f' % value if abs(value) >= 1000 else '%.3g' % value
+
+
+def _number(value, what):
+    # values templated by Ansible may arrive as strings
+    if isinstance(value, bool):
+        raise ValueError('%s must be a number, got %r' % (what, value))
+    if isinstance(value, (int, float)):
+        return value
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            pass
+    raise ValueError('%s must be a number, got %r' % (what, value))
+
+
+def _whole(value, what):
+    number = _number(value, what)
+    if isinstance(number, float):
+        if not number.is_integer():
+            raise ValueError('%s must be a whole number, got %r' % (what, value))
+        number = int(number)
+    return number
+
+
+def _fraction(value, what):
+    if value is None:
+        raise ValueError('%s is required' % what)
+    number = float(_number(value, what))
+    if not 0 < number <= 1:
+        raise ValueError('%s must be in (0, 1], got %r' % (what, value))
+    return number
+
+
+def ring_rounds(hosts):
+    """Split the ring h0-h1, h1-h2, ..., h(n-1)-h0 into rounds of disjoint pairs.
+
+    Every pair of a round can run at the same time: an even ring takes 2 rounds, an odd one 3 (the last
+    holds only the closing pair), whatever the node count. Two hosts give one round of one pair.
+    """
+    if not isinstance(hosts, (list, tuple)):
+        raise ValueError('hosts must be a list of host names, got %s' % type(hosts).__name__)
+    names = []
+    for host in hosts:
+        if not isinstance(host, str) or not host.strip():
+            raise ValueError('host names must be non-empty strings, got %r' % (host,))
+        names.append(host)
+    duplicates = sorted(set(name for name in names if names.count(name) > 1))
+    if duplicates:
+        raise ValueError('duplicate host names: %s' % ', '.join(duplicates))
+    count = len(names)
+    if count < 2:
+        return []
+    if count == 2:
+        return [[[names[0], names[1]]]]
+    edges = [[names[i], names[(i + 1) % count]] for i in range(count)]
+    if count % 2 == 0:
+        return [edges[0::2], edges[1::2]]
+    return [edges[0:count - 1:2], edges[1:count - 1:2], [edges[-1]]]
+
+
+def _baseline_bench(baseline):
+    """The bench JSON inside a baseline: a bench JSON itself, a report's run, or a whole report (its first run)."""
+    if isinstance(baseline, dict) and isinstance(baseline.get('runs'), list) and baseline['runs']:
+        baseline = baseline['runs'][0]
+    if isinstance(baseline, dict) and isinstance(baseline.get('bench'), dict):
+        baseline = baseline['bench']
+    return baseline
+
+
+def _explicit_threshold(min_busbw_gbs):
+    if min_busbw_gbs is None:
+        raise ValueError('explicit threshold: min_busbw_gbs (validate_allreduce_min_busbw_gbs) is required')
+    value = float(_number(min_busbw_gbs, 'explicit threshold: min_busbw_gbs'))
+    if value < 0:
+        raise ValueError('explicit threshold: min_busbw_gbs must not be negative, got %r' % (min_busbw_gbs,))
+    return {
+        'mode': 'explicit',
+        'description': 'explicit: %s GB/s bus bandwidth' % format_gbs(value),
+        'min_busbw_gbs': value,
+        'per_size_gbs': None,
+    }
+
+
+def _derived_threshold(derived_fraction, node_rates_gbps):
+    fraction = _fraction(derived_fraction, 'derived threshold: derived_fraction (validate_derived_fraction)')
+    if not isinstance(node_rates_gbps, dict) or not node_rates_gbps:
+        raise ValueError('derived threshold: node_rates_gbps must map every node to its Active fabric rate in Gb/s, '
+                         'got %r' % (node_rates_gbps,))
+    rates = {}
+    missing = []
+    for host in sorted(node_rates_gbps):
+        rate = node_rates_gbps[host]
+        if rate is None or rate == 0 or rate == '':
+            missing.append(host)
+            continue
+        rate = float(_number(rate, 'derived threshold: the fabric rate of %s' % host))
+        if rate < 0:
+            raise ValueError('derived threshold: the fabric rate of %s must not be negative, got %r' % (host, rate))
+        rates[host] = rate
+    if missing:
+        raise ValueError(
+            'derived threshold: no Active fabric port rate for %s; derived mode needs ib facts (Active ports) on every '
+            'node: fix the ports or use an explicit threshold (validate_allreduce_min_busbw_gbs) otherwise'
+            % ', '.join(missing))
+    slowest = min(sorted(rates), key=lambda host: rates[host])
+    value = fraction * rates[slowest] / 8
+    return {
+        'mode': 'derived',
+        'description': 'derived: %s × %s Gb/s of %s, the slowest node\'s Active fabric bandwidth = %s GB/s' % (
+            '%g' % fraction, '%g' % rates[slowest], slowest, format_gbs(value)),
+        'min_busbw_gbs': value,
+        'per_size_gbs': None,
+    }
+
+
+def _calibrated_threshold(calibrated_fraction, baseline):
+    fraction = _fraction(calibrated_fraction, 'calibrated threshold: calibrated_fraction (validate_calibrated_fraction)')
+    bench = _baseline_bench(baseline)
+    if not isinstance(bench, dict) or not bench.get('results'):
+        raise ValueError('calibrated threshold: no calibration baseline (or one without results): run once with '
+                         'calibration (validate_calibrate=true) on a known good cluster to write it')
+    if bench.get('correct') is False:
+        raise ValueError('calibrated threshold: the baseline comes from a run with wrong results: recalibrate')
+    per_size = {}
+    for row in _rows(bench, 'the baseline'):
+        per_size[str(row['size_bytes'])] = fraction * row['busbw_gbs']
+    sizes = sorted(int(size) for size in per_size)
+    return {
+        'mode': 'calibrated',
+        'description': 'calibrated: %s × the baseline bus bandwidth per size (baseline of %s ranks, %s to %s)' % (
+            '%g' % fraction, bench.get('world_size', '?'), human_size(sizes[0]), human_size(sizes[-1])),
+        'min_busbw_gbs': None,
+        'per_size_gbs': per_size,
+    }
+
+
+def allreduce_threshold(mode, min_busbw_gbs=None, derived_fraction=None, node_rates_gbps=None, baseline=None,
+                        calibrated_fraction=None):
+    """The bus bandwidth threshold: ``{mode, description, min_busbw_gbs, per_size_gbs}``.
+
+    Only the arguments of the chosen mode are read, so the role can pass all of them.
+    """
+    if mode == 'explicit':
+        return _explicit_threshold(min_busbw_gbs)
+    if mode == 'derived':
+        return _derived_threshold(derived_fraction, node_rates_gbps)
+    if mode == 'calibrated':
+        return _calibrated_threshold(calibrated_fraction, baseline)
+    raise ValueError('threshold mode must be one of %s, got %r' % (', '.join(THRESHOLD_MODES), mode))
+
+
+def _rows(bench, what):
+    """The bench's results with numeric size_bytes and busbw_gbs, checked."""
+    results = bench.get('results')
+    if not isinstance(results, list):
+        raise ValueError('%s has no results list' % what)
+    rows = []
+    for index, row in enumerate(results):
+        if not isinstance(row, dict) or 'size_bytes' not in row or 'busbw_gbs' not in row:
+            raise ValueError('%s: result %d lacks size_bytes or busbw_gbs: %r' % (what, index, row))
+        size = _whole(row['size_bytes'], '%s: size_bytes of result %d' % (what, index))
+        busbw = float(_number(row['busbw_gbs'], '%s: busbw_gbs of result %d' % (what, index)))
+        rows.append(dict(row, size_bytes=size, busbw_gbs=busbw))
+    return rows
+
+
+def threshold_at(threshold, size_bytes):
+    """The threshold in GB/s for one message size, or None when the calibrated baseline lacks that size."""
+    if threshold.get('per_size_gbs') is not None:
+        value = threshold['per_size_gbs'].get(str(size_bytes))
+        return None if value is None else float(value)
+    return float(threshold['min_busbw_gbs'])
+
+
+def _check_threshold(threshold):
+    if not isinstance(threshold, dict) or threshold.get('mode') not in THRESHOLD_MODES:
+        raise ValueError('threshold must be the result of allreduce_threshold, got %r' % (threshold,))
+    if threshold.get('per_size_gbs') is None and threshold.get('min_busbw_gbs') is None:
+        raise ValueError('threshold has neither min_busbw_gbs nor per_size_gbs: %r' % (threshold,))
+
+
+def _wrong_result_reason(bench, rows):
+    errors = [str(error) for error in bench.get('errors') or []]
+    if errors:
+        return 'wrong allreduce result: %s' % '; '.join(errors)
+    wrong = [human_size(row['size_bytes']) for row in rows if row.get('correct') is False]
+    if wrong:
+        return 'wrong allreduce result at %s' % ', '.join(wrong)
+    return 'wrong allreduce result (the benchmark reports correct: false)'
+
+
+def _failure_text(failure):
+    return 'busbw %s GB/s at %s < %s GB/s' % (
+        format_gbs(failure['busbw_gbs']), human_size(failure['size_bytes']), format_gbs(failure['threshold_gbs']))
+
+
+def allreduce_verdict(bench, threshold, min_size_bytes):
+    """Judge a bench JSON at the sizes >= min_size_bytes: ``{passed, correct, checked, failures, reason}``."""
+    if not isinstance(bench, dict):
+        raise ValueError('bench must be the JSON of files/bench/allreduce.py, got %s' % type(bench).__name__)
+    _check_threshold(threshold)
+    min_size = _whole(min_size_bytes, 'min_size_bytes (validate_threshold_min_bytes)')
+    if min_size < 0:
+        raise ValueError('min_size_bytes (validate_threshold_min_bytes) must not be negative, got %r' % (min_size_bytes,))
+    if 'correct' not in bench:
+        raise ValueError('bench JSON has no "correct" field: not a files/bench/allreduce.py result?')
+    rows = _rows(bench, 'bench JSON')
+    if not rows:
+        raise ValueError('bench JSON has no results: the sweep measured nothing')
+    large = [row for row in rows if row['size_bytes'] >= min_size]
+    if not large:
+        raise ValueError('the sweep stops at %d bytes, below validate_threshold_min_bytes=%d: extend the sweep '
+                         '(validate_max_bytes) or lower the threshold size' % (max(row['size_bytes'] for row in rows),
+                                                                               min_size))
+    checked = []
+    not_in_baseline = []
+    for row in large:
+        limit = threshold_at(threshold, row['size_bytes'])
+        if limit is None:
+            not_in_baseline.append(row['size_bytes'])
+            continue
+        checked.append({'size_bytes': row['size_bytes'], 'busbw_gbs': row['busbw_gbs'], 'threshold_gbs': limit,
+                        'passed': row['busbw_gbs'] >= limit})
+    if not checked:
+        raise ValueError('none of the large sizes (%s) is in the calibration baseline: recalibrate with the same sweep'
+                         % ', '.join(human_size(size) for size in not_in_baseline))
+    failures = [entry for entry in checked if not entry['passed']]
+    correct = bench['correct'] is True
+    mode = threshold['mode']
+    if not correct:
+        reason = _wrong_result_reason(bench, rows)
+    elif len(failures) == 1:
+        reason = '%s threshold (%s)' % (_failure_text(failures[0]), mode)
+    elif failures:
+        reason = '%d of %d large sizes below threshold (%s): %s' % (
+            len(failures), len(checked), mode, ', '.join(_failure_text(failure) for failure in failures))
+    else:
+        lowest = min(checked, key=lambda entry: entry['busbw_gbs'] - entry['threshold_gbs'])
+        reason = 'all %d large sizes ≥ threshold (%s; closest: busbw %s GB/s at %s ≥ %s GB/s)' % (
+            len(checked), mode, format_gbs(lowest['busbw_gbs']), human_size(lowest['size_bytes']),
+            format_gbs(lowest['threshold_gbs']))
+    if not_in_baseline:
+        reason += '; not in the baseline, not checked: %s' % ', '.join(human_size(size) for size in not_in_baseline)
+    return {'passed': correct and not failures, 'correct': correct, 'checked': checked, 'failures': failures,
+            'reason': reason}
+
+
+def _judge_pair(entry, index, threshold, min_size_bytes):
+    if not isinstance(entry, dict) or not isinstance(entry.get('hosts'), (list, tuple)) or len(entry['hosts']) != 2:
+        raise ValueError('isolation pair %d must be {hosts: [a, b], bench, error}, got %r' % (index, entry))
+    hosts = list(entry['hosts'])
+    if entry.get('bench') is None:
+        return {'hosts': hosts, 'passed': False, 'busbw_gbs': None,
+                'reason': 'run failed: %s' % (entry.get('error') or 'no results')}
+    try:
+        verdict = allreduce_verdict(entry['bench'], threshold, min_size_bytes)
+    except ValueError as exc:
+        raise ValueError('pair %s: %s' % (' + '.join(hosts), exc))
+    return {'hosts': hosts, 'passed': verdict['passed'],
+            'busbw_gbs': min(item['busbw_gbs'] for item in verdict['checked']), 'reason': verdict['reason']}
+
+
+def _partner_text(pair, node):
+    partner = pair['hosts'][1] if pair['hosts'][0] == node else pair['hosts'][0]
+    if pair['busbw_gbs'] is None:
+        return '%s run failed' % partner
+    return '%s %s GB/s' % (partner, format_gbs(pair['busbw_gbs']))
+
+
+def _pair_text(pair):
+    if pair['busbw_gbs'] is None:
+        return 'run failed'
+    return '%s GB/s' % format_gbs(pair['busbw_gbs'])
+
+
+def isolation_verdict(pairs, threshold, min_size_bytes):
+    """Name the slow nodes and suspect links from pairwise runs.
+
+    A node is slow when every pair it is in failed; a failed pair of two nodes that are not slow is a suspect
+    link. Two nodes alone cannot be told apart from their link: their failed pair is a suspect link and no node
+    is named.
+    """
+    if not isinstance(pairs, (list, tuple)):
+        raise ValueError('isolation pairs must be a list, got %s' % type(pairs).__name__)
+    judged = [_judge_pair(entry, index, threshold, min_size_bytes) for index, entry in enumerate(pairs)]
+    by_node = {}
+    for pair in judged:
+        for node in pair['hosts']:
+            by_node.setdefault(node, []).append(pair)
+    failed = [pair for pair in judged if not pair['passed']]
+    result = {'pairs': judged, 'slow_nodes': [], 'suspect_links': [], 'summary': ''}
+    if not judged:
+        result['summary'] = 'no pair was run (fewer than 2 nodes)'
+        return result
+    if not failed:
+        result['summary'] = 'no slow node: every pair passed'
+        return result
+    if len(by_node) == 2:
+        pair = failed[0]
+        result['suspect_links'] = [pair['hosts']]
+        result['summary'] = ('%s failed (%s): with 2 nodes a slow node cannot be told from a slow link, '
+                             'both nodes and their link are candidates' % (' + '.join(pair['hosts']), _pair_text(pair)))
+        return result
+    slow = sorted(node for node, node_pairs in by_node.items() if not any(pair['passed'] for pair in node_pairs))
+    links = [pair['hosts'] for pair in failed if not set(pair['hosts']) & set(slow)]
+    result['slow_nodes'] = slow
+    result['suspect_links'] = links
+    if len(failed) == len(judged):
+        lowest = [pair['busbw_gbs'] for pair in judged if pair['busbw_gbs'] is not None]
+        result['summary'] = ('every pair failed (%d pairs%s): the fabric as a whole or the threshold is at fault, '
+                             'not one node' % (len(judged), ', best %s GB/s' % format_gbs(max(lowest)) if lowest else ''))
+        return result
+    parts = ['%s is slow with every partner (%s)' % (node, ', '.join(_partner_text(pair, node) for pair in by_node[node]))
+             for node in slow]
+    parts += ['link %s is slow (%s) though both nodes pass with other partners' % (
+        ' - '.join(pair['hosts']), _pair_text(pair)) for pair in failed if pair['hosts'] in links]
+    result['summary'] = '; '.join(parts)
+    return result
+
+
+def _version_tuple(text, parts):
+    match = re.match(r'\s*(\d+)' + r'\.(\d+)' * (parts - 1), text or '')
+    return tuple(int(group) for group in match.groups()) if match else None
+
+
+def _check_gpus(facts, expect):
+    topology = facts.get('gpu_topology')
+    if not isinstance(topology, dict):
+        return ['GPU topology facts missing (gpu_topology_facts did not run or failed)']
+    seen = topology.get('gpu_count') or 0
+    wanted = expect.get('gpu_count')
+    if wanted is None:
+        return [] if seen >= 1 else ['GPU count: expected at least 1, seen %d' % seen]
+    wanted = _whole(wanted, 'expected GPU count')
+    return [] if seen == wanted else ['GPU count: expected %d, seen %d' % (wanted, seen)]
+
+
+def _rate_text(rate):
+    return '%g' % rate
+
+
+def _check_port(name, number, port, expect, source):
+    label = '%s port %s' % (name, number)
+    problems = []
+    if port.get('state') != 'Active':
+        problems.append('%s: state %s, expected Active' % (label, port.get('state') or 'unknown'))
+    wanted_rate = expect.get('port_rate_gbps')
+    if wanted_rate is not None and port.get('state') == 'Active':
+        wanted_rate = float(_number(wanted_rate, 'expected port rate'))
+        rate = port.get('rate_gbps')
+        if rate is None:
+            problems.append('%s: rate unknown, expected %s' % (label, _rate_text(wanted_rate)))
+        elif float(rate) != wanted_rate:
+            problems.append('%s: rate %s Gb/s, expected %s' % (label, _rate_text(float(rate)), _rate_text(wanted_rate)))
+    wanted_layer = expect.get('link_layer')
+    if wanted_layer and port.get('link_layer') != wanted_layer:
+        problems.append('%s: link layer %s, expected %s' % (label, port.get('link_layer') or 'unknown', wanted_layer))
+    if port.get('link_layer') == 'Ethernet' and port.get('roce_v2_gid_index') is None:
+        if source == 'ibstat':
+            problems.append('%s: RoCE v2 GID unknown (ib facts from ibstat, which shows no GIDs; sysfs is needed)' % label)
+        else:
+            problems.append('%s: no RoCE v2 GID (no IPv4 address on %s?)' % (label, port.get('netdev') or 'its netdev'))
+    return problems
+
+
+def _check_rdma(facts, expect):
+    ib = facts.get('ib')
+    if not isinstance(ib, dict):
+        return ['ib facts missing (ib_facts did not run)']
+    devices = ib.get('devices') or {}
+    if not devices:
+        return ['RDMA: no RDMA device (ib facts list no CA)']
+    problems = []
+    for name in sorted(devices):
+        ports = devices[name].get('ports') or {}
+        if not ports:
+            problems.append('%s: no port' % name)
+        for number in sorted(ports, key=lambda key: int(key) if str(key).isdigit() else 0):
+            problems.extend(_check_port(name, number, ports[number], expect, ib.get('source')))
+    return problems
+
+
+def _check_interfaces(facts, expect):
+    wanted = expect.get('interfaces') or []
+    if not wanted:
+        return []
+    interfaces = facts.get('interfaces')
+    if not isinstance(interfaces, dict):
+        return ['interface facts missing']
+    mtu = expect.get('mtu')
+    mtu = None if mtu is None else _whole(mtu, 'expected MTU')
+    problems = []
+    for name in wanted:
+        seen = interfaces.get(name) or {}
+        if seen.get('mtu') is None and seen.get('operstate') is None:
+            problems.append('%s: not present' % name)
+            continue
+        state = seen.get('operstate')
+        if state is not None and str(state).lower() not in _UP_STATES:
+            problems.append('%s: state %s, expected up' % (name, state))
+        if mtu is not None and seen.get('mtu') != mtu:
+            problems.append('%s: MTU %s, expected %d' % (name, seen.get('mtu'), mtu))
+    return problems
+
+
+def _check_ucx(ucx):
+    transports = list(ucx.get('transports') or [])
+    if not ucx.get('version') and not transports:
+        return ['UCX: not found (no ucx_info output), expected UCX with cuda transports (%s)'
+                % ', '.join(UCX_CUDA_TRANSPORTS)]
+    missing = [name for name in UCX_CUDA_TRANSPORTS if name not in transports]
+    if missing:
+        return ['UCX: no cuda transports (%s) in [%s]' % (', '.join(missing), ', '.join(transports))]
+    return []
+
+
+def _check_mpi(facts):
+    mpi = facts.get('mpi')
+    if not isinstance(mpi, dict):
+        return ['mpi facts missing (mpi_facts did not run)']
+    problems = []
+    if mpi.get('cuda_aware') is False:
+        problems.append('MPI: not CUDA-aware (mpi_built_with_cuda_support false)')
+    elif mpi.get('cuda_aware') is None:
+        problems.append('MPI: CUDA support unknown (no mpi_built_with_cuda_support in ompi_info), expected CUDA-aware')
+    return problems + _check_ucx(mpi.get('ucx') or {})
+
+
+def _check_gpudirect(facts):
+    modules = facts.get('modules') or []
+    if any(name in modules for name in PEERMEM_MODULES):
+        return []
+    kernel = facts.get('kernel')
+    kernel_version = _version_tuple(kernel, 2)
+    nvidia_open = facts.get('nvidia_open')
+    if nvidia_open is True and kernel_version is not None and kernel_version >= DMABUF_MIN_KERNEL:
+        ucx = (facts.get('mpi') or {}).get('ucx') or {}
+        ucx_version = _version_tuple(ucx.get('version'), 2)
+        if ucx_version is not None and ucx_version < DMABUF_MIN_UCX:
+            return ['GPUDirect RDMA: DMA-BUF needs UCX ≥ %d.%d, seen UCX %s (or load nvidia_peermem)'
+                    % (DMABUF_MIN_UCX + (ucx.get('version'),))]
+        return []
+    flavour = {True: 'open kernel modules', False: 'proprietary kernel modules'}.get(nvidia_open, 'NVIDIA module flavour unknown')
+    return ['GPUDirect RDMA: neither nvidia_peermem loaded nor DMA-BUF (open kernel modules and kernel ≥ %d.%d); '
+            'seen %s, kernel %s' % (DMABUF_MIN_KERNEL + (flavour, kernel or 'unknown'))]
+
+
+def preflight_problems(facts, expect):
+    """What a node lacks for the validation, one line per problem naming the device, expected and seen."""
+    if not isinstance(facts, dict):
+        raise ValueError('preflight facts must be a dict, got %s' % type(facts).__name__)
+    if not isinstance(expect, dict):
+        raise ValueError('preflight expectations must be a dict, got %s' % type(expect).__name__)
+    device = expect.get('device')
+    if device not in ('cpu', 'cuda'):
+        raise ValueError('preflight: expected device must be cpu or cuda, got %r' % (device,))
+    rdma = expect.get('rdma', False)
+    if not isinstance(rdma, bool):
+        raise ValueError('preflight: rdma must be true or false, got %r' % (rdma,))
+    problems = []
+    if device == 'cuda':
+        problems.extend(_check_gpus(facts, expect))
+    if rdma:
+        problems.extend(_check_rdma(facts, expect))
+    problems.extend(_check_interfaces(facts, expect))
+    if device == 'cuda':
+        problems.extend(_check_mpi(facts))
+        if rdma:
+            problems.extend(_check_gpudirect(facts))
+    return problems

@@ -1,0 +1,170 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) hpcfabric maintainers
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Render the validate role's report dict as Markdown (report.md), a pure function.
+
+The report dict is documented in the ``allreduce_report`` module's ``report`` option.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_checks import (
+    format_gbs,
+    human_size,
+    threshold_at,
+)
+
+# a run over a thousand nodes would otherwise print a thousand names in a heading line
+HOSTS_SHOWN = 16
+
+
+def _cell(value):
+    text = '-' if value is None else str(value)
+    return text.replace('\\', '\\\\').replace('|', '\\|').replace('\r', ' ').replace('\n', ' ').strip() or '-'
+
+
+def _table(header, rows):
+    lines = ['| ' + ' | '.join(header) + ' |', '|' + '|'.join('---' for dummy in header) + '|']
+    lines.extend('| ' + ' | '.join(_cell(value) for value in row) + ' |' for row in rows)
+    return lines
+
+
+def _hosts_text(hosts):
+    hosts = [str(host) for host in hosts or []]
+    if len(hosts) <= HOSTS_SHOWN:
+        return ', '.join(hosts) or '-'
+    return '%s, ... %s (%d hosts)' % (', '.join(hosts[:HOSTS_SHOWN - 1]), hosts[-1], len(hosts))
+
+
+def _first_line(text):
+    # MPI_Get_library_version text runs over several lines (and may end in a NUL)
+    lines = [line.strip() for line in str(text or '').replace('\x00', '').splitlines() if line.strip()]
+    return lines[0] if lines else None
+
+
+def _verdict_word(passed):
+    return 'PASS' if passed else 'FAIL'
+
+
+def _number_cell(value, digits=None):
+    if value is None:
+        return None
+    if digits is not None:
+        return '%.*f' % (digits, value)
+    return format_gbs(value)
+
+
+def _row_ok(row, limit, checked_size):
+    if row.get('correct') is False:
+        return '**wrong result**'
+    if not checked_size or limit is None:
+        return '-'
+    return 'yes' if row.get('busbw_gbs') is not None and row['busbw_gbs'] >= limit else '**no**'
+
+
+def _run_section(run, threshold):
+    bench = run.get('bench') or {}
+    min_size = threshold.get('min_size_bytes') or 0
+    lines = ['### %s' % (run.get('name') or 'run'), '']
+    correct = {True: 'yes', False: '**no**'}.get(bench.get('correct'), 'unknown')
+    lines.append('Hosts: %s; %s ranks; results correct: %s' % (
+        _hosts_text(run.get('hosts') or bench.get('hosts')), bench.get('world_size', '?'), correct))
+    errors = bench.get('errors') or []
+    if errors:
+        lines.extend(['', 'Errors:', ''] + ['- %s' % _cell(error) for error in errors])
+    lines.append('')
+    rows = []
+    for row in bench.get('results') or []:
+        size = row.get('size_bytes')
+        checked_size = size is not None and size >= min_size
+        limit = threshold_at(threshold, size) if checked_size else None
+        rows.append([human_size(size) if size is not None else None, _number_cell(row.get('time_us'), 1),
+                     _number_cell(row.get('algbw_gbs')), _number_cell(row.get('busbw_gbs')), _number_cell(limit),
+                     _row_ok(row, limit, checked_size)])
+    header = ['size', 'time (µs)', 'algbw (GB/s)', 'busbw (GB/s)', 'threshold (GB/s)', 'ok']
+    return lines + _table(header, rows) + ['']
+
+
+def _isolation_section(isolation):
+    lines = ['## Isolation: pairs over the ring', '', isolation.get('summary') or '', '']
+    rows = [[' + '.join(pair.get('hosts') or []), _number_cell(pair.get('busbw_gbs')),
+             _verdict_word(pair.get('passed')), pair.get('reason')] for pair in isolation.get('pairs') or []]
+    lines += _table(['pair', 'lowest busbw (GB/s)', 'result', 'reason'], rows) + ['']
+    if isolation.get('slow_nodes'):
+        lines += ['Slow nodes: %s' % ', '.join(isolation['slow_nodes']), '']
+    if isolation.get('suspect_links'):
+        lines += ['Suspect links: %s' % ', '.join(' - '.join(link) for link in isolation['suspect_links']), '']
+    return lines
+
+
+def _preflight_section(preflight):
+    failing = dict((host, problems) for host, problems in sorted(preflight.items()) if problems)
+    lines = ['## Preflight', '']
+    if not failing:
+        return lines + ['No problem on any of the %d hosts.' % len(preflight), '']
+    for host, problems in failing.items():
+        lines.append('- **%s**' % _cell(host))
+        lines.extend('  - %s' % _cell(problem) for problem in problems)
+    return lines + ['']
+
+
+def _train_section(train):
+    passed = train.get('passed')
+    title = '## Smoke training'
+    if passed is not None:
+        title += ': %s' % _verdict_word(passed)
+    lines = [title, '']
+    for name in sorted(train):
+        part = train[name]
+        if isinstance(part, dict):
+            rows = [[key, part[key]] for key in sorted(part) if not isinstance(part[key], (dict, list))]
+            lines += ['### %s' % name, ''] + _table(['field', 'value'], rows) + ['']
+    errors = [error for error in train.get('errors') or [] if error]
+    if errors:
+        lines += ['Errors:', ''] + ['- %s' % _cell(error) for error in errors] + ['']
+    return lines
+
+
+def render_markdown(report, plot=None):
+    """Return report.md for the report dict; ``plot`` is the PNG's file name to embed, if one is drawn."""
+    if not isinstance(report, dict):
+        raise ValueError('report must be a dict, got %s' % type(report).__name__)
+    verdict = report.get('verdict')
+    threshold = report.get('threshold')
+    if not isinstance(verdict, dict) or 'passed' not in verdict:
+        raise ValueError('report.verdict must be the result of allreduce_verdict, got %r' % (verdict,))
+    if not isinstance(threshold, dict) or 'mode' not in threshold:
+        raise ValueError('report.threshold must be the result of allreduce_threshold, got %r' % (threshold,))
+    runs = report.get('runs') or []
+    if not isinstance(runs, list):
+        raise ValueError('report.runs must be a list, got %s' % type(runs).__name__)
+    cluster = report.get('cluster') or {}
+    lines = ['# Allreduce validation: %s' % _verdict_word(verdict['passed']), '']
+    if report.get('generated'):
+        lines += ['Generated %s.' % report['generated'], '']
+    lines += ['**%s**: %s' % (_verdict_word(verdict['passed']), verdict.get('reason') or ''), '']
+    lines += ['Threshold: %s; checked at sizes from %s.' % (
+        threshold.get('description') or threshold['mode'], human_size(threshold.get('min_size_bytes') or 0)), '']
+    if plot:
+        lines += ['![bus bandwidth against message size](%s)' % plot, '']
+    lines += ['## Cluster', '']
+    hosts = cluster.get('hosts') or []
+    lines += _table(['item', 'value'], [
+        ['hosts', '%s (%d)' % (_hosts_text(hosts), len(hosts))],
+        ['world size', cluster.get('world_size')],
+        ['device', cluster.get('device')],
+        ['MPI library', _first_line(cluster.get('mpi_library'))],
+    ]) + ['']
+    if report.get('preflight'):
+        lines += _preflight_section(report['preflight'])
+    if report.get('isolation'):
+        lines += _isolation_section(report['isolation'])
+    if report.get('train_smoke'):
+        lines += _train_section(report['train_smoke'])
+    # the per-size tables last: with the isolation pairs of a large cluster they are most of the file
+    if runs:
+        lines += ['## Runs', '']
+        for run in runs:
+            lines += _run_section(run, threshold)
+    return '\n'.join(lines).rstrip('\n') + '\n'

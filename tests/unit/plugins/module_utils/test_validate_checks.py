@@ -1,0 +1,519 @@
+# -*- coding: utf-8 -*-
+"""validate_checks: ring rounds, thresholds, verdicts, isolation and preflight on facts from the real parsers."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import pytest
+
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.ib_sysfs import class_dir, read_devices
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.ibstat import parse_ibstat, summarize
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.mpi_info import mpi_facts
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.topology import parse_topology
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_checks import (
+    allreduce_threshold,
+    allreduce_verdict,
+    format_gbs,
+    human_size,
+    isolation_verdict,
+    preflight_problems,
+    ring_rounds,
+)
+
+MIB = 1024 * 1024
+LARGE = 64 * MIB
+EXPLICIT = allreduce_threshold('explicit', min_busbw_gbs=1.5)
+
+
+def bench(busbw, correct=True, errors=None, world_size=2):
+    """A bench JSON with 1 MiB .. 128 MiB; busbw maps size to GB/s (a number: every size)."""
+    results = []
+    for power in range(8):
+        size = MIB << power
+        value = busbw(size) if callable(busbw) else busbw
+        results.append({'size_bytes': size, 'time_us': 100.0 * (power + 1), 'algbw_gbs': value / 2,
+                        'busbw_gbs': value, 'correct': correct})
+    data = {'world_size': world_size, 'device': 'cpu', 'hosts': ['node01', 'node02'],
+            'mpi': {'library_version': 'Open MPI v4.1.4', 'cuda_aware': False}, 'results': results,
+            'correct': correct}
+    if errors is not None:
+        data['errors'] = errors
+    return data
+
+
+# ring_rounds
+
+def _ring(n):
+    return ['node%02d' % (i + 1) for i in range(n)]
+
+
+@pytest.mark.parametrize('count, rounds', [(0, 0), (1, 0), (2, 1), (3, 3), (4, 2), (5, 3), (6, 2), (7, 3)])
+def test_ring_rounds_cover_the_ring_with_disjoint_pairs(count, rounds):
+    hosts = _ring(count)
+    result = ring_rounds(hosts)
+    assert len(result) == rounds
+    for round_pairs in result:
+        used = [host for pair in round_pairs for host in pair]
+        assert len(used) == len(set(used)), 'a host appears twice in round %r' % round_pairs
+    pairs = [frozenset(pair) for round_pairs in result for pair in round_pairs]
+    if count >= 3:
+        ring = [frozenset((hosts[i], hosts[(i + 1) % count])) for i in range(count)]
+        assert sorted(pairs, key=sorted) == sorted(ring, key=sorted)
+    elif count == 2:
+        assert pairs == [frozenset(hosts)]
+    else:
+        assert pairs == []
+
+
+def test_ring_rounds_exact_values():
+    assert ring_rounds(['a', 'b', 'c', 'd']) == [[['a', 'b'], ['c', 'd']], [['b', 'c'], ['d', 'a']]]
+    assert ring_rounds(['a', 'b', 'c']) == [[['a', 'b']], [['b', 'c']], [['c', 'a']]]
+    assert ring_rounds(['a', 'b', 'c', 'd', 'e']) == [[['a', 'b'], ['c', 'd']], [['b', 'c'], ['d', 'e']], [['e', 'a']]]
+    assert ring_rounds(['a', 'b']) == [[['a', 'b']]]
+
+
+def test_ring_rounds_stay_at_two_rounds_for_a_thousand_nodes():
+    result = ring_rounds(_ring(1000))
+    assert [len(pairs) for pairs in result] == [500, 500]
+
+
+@pytest.mark.parametrize('hosts, message', [
+    (['a', 'b', 'a', 'c', 'b'], 'duplicate host names: a, b'),
+    (['a', ''], 'non-empty strings'),
+    (['a', None], 'non-empty strings'),
+    ('a,b', 'must be a list'),
+])
+def test_ring_rounds_rejects(hosts, message):
+    with pytest.raises(ValueError, match=message):
+        ring_rounds(hosts)
+
+
+# allreduce_threshold
+
+def test_explicit_threshold():
+    assert EXPLICIT == {'mode': 'explicit', 'description': 'explicit: 1.5 GB/s bus bandwidth', 'min_busbw_gbs': 1.5,
+                        'per_size_gbs': None}
+    assert allreduce_threshold('explicit', min_busbw_gbs=0)['min_busbw_gbs'] == 0.0
+    assert allreduce_threshold('explicit', min_busbw_gbs='2.5')['min_busbw_gbs'] == 2.5
+
+
+def test_derived_threshold_uses_the_slowest_node():
+    result = allreduce_threshold('derived', derived_fraction=0.4,
+                                 node_rates_gbps={'node01': 800, 'node02': 400, 'node03': 800})
+    assert result['min_busbw_gbs'] == pytest.approx(20.0)
+    assert result['per_size_gbs'] is None
+    assert result['description'] == (
+        "derived: 0.4 × 400 Gb/s of node02, the slowest node's Active fabric bandwidth = 20 GB/s")
+
+
+def test_derived_threshold_names_the_nodes_without_a_rate():
+    with pytest.raises(ValueError) as info:
+        allreduce_threshold('derived', derived_fraction=0.4,
+                            node_rates_gbps={'node01': 800, 'node02': None, 'node03': 0})
+    message = str(info.value)
+    assert 'node02, node03' in message
+    assert 'node01' not in message
+    assert 'derived mode needs ib facts (Active ports) on every node' in message
+    assert 'explicit threshold' in message
+
+
+def test_calibrated_threshold_from_a_baseline():
+    baseline = bench(lambda size: size / MIB / 10.0, world_size=4)
+    result = allreduce_threshold('calibrated', calibrated_fraction=0.9, baseline=baseline)
+    assert result['mode'] == 'calibrated'
+    assert result['min_busbw_gbs'] is None
+    assert result['per_size_gbs'][str(LARGE)] == pytest.approx(0.9 * 6.4)
+    assert len(result['per_size_gbs']) == 8
+    assert 'baseline of 4 ranks, 1 MiB to 128 MiB' in result['description']
+    # a report's run and a whole report give the same
+    assert allreduce_threshold('calibrated', calibrated_fraction=0.9, baseline={'name': 'x', 'bench': baseline}) == result
+    report = {'runs': [{'name': 'all', 'hosts': [], 'bench': baseline}]}
+    assert allreduce_threshold('calibrated', calibrated_fraction=0.9, baseline=report) == result
+
+
+@pytest.mark.parametrize('baseline', [None, {}, {'results': []}, {'runs': []}])
+def test_calibrated_threshold_without_a_baseline(baseline):
+    with pytest.raises(ValueError, match='run once with calibration'):
+        allreduce_threshold('calibrated', calibrated_fraction=0.9, baseline=baseline)
+
+
+def test_calibrated_threshold_refuses_a_wrong_baseline():
+    with pytest.raises(ValueError, match='wrong results'):
+        allreduce_threshold('calibrated', calibrated_fraction=0.9, baseline=bench(3.0, correct=False))
+
+
+@pytest.mark.parametrize('args, message', [
+    (dict(mode='explicit'), 'min_busbw_gbs .* is required'),
+    (dict(mode='explicit', min_busbw_gbs=-1), 'must not be negative'),
+    (dict(mode='explicit', min_busbw_gbs='fast'), 'must be a number'),
+    (dict(mode='explicit', min_busbw_gbs=True), 'must be a number'),
+    (dict(mode='derived', derived_fraction=0, node_rates_gbps={'a': 400}), r'must be in \(0, 1\]'),
+    (dict(mode='derived', derived_fraction=1.5, node_rates_gbps={'a': 400}), r'must be in \(0, 1\]'),
+    (dict(mode='derived', derived_fraction=-0.4, node_rates_gbps={'a': 400}), r'must be in \(0, 1\]'),
+    (dict(mode='derived', node_rates_gbps={'a': 400}), 'derived_fraction .* is required'),
+    (dict(mode='derived', derived_fraction=0.4, node_rates_gbps={}), 'must map every node'),
+    (dict(mode='derived', derived_fraction=0.4, node_rates_gbps={'a': -400}), 'must not be negative'),
+    (dict(mode='calibrated', calibrated_fraction=0, baseline={'results': []}), r'must be in \(0, 1\]'),
+    (dict(mode='calibrated', calibrated_fraction=1.01, baseline={'results': []}), r'must be in \(0, 1\]'),
+    (dict(mode='auto'), 'mode must be one of explicit, derived, calibrated'),
+])
+def test_threshold_rejects(args, message):
+    with pytest.raises(ValueError, match=message):
+        allreduce_threshold(**args)
+
+
+def test_fraction_one_is_allowed():
+    assert allreduce_threshold('derived', derived_fraction=1, node_rates_gbps={'a': 80})['min_busbw_gbs'] == 10.0
+
+
+# allreduce_verdict
+
+def test_verdict_passes():
+    result = allreduce_verdict(bench(2.0), EXPLICIT, LARGE)
+    assert result['passed'] is True
+    assert result['correct'] is True
+    assert result['failures'] == []
+    assert [entry['size_bytes'] for entry in result['checked']] == [LARGE, 2 * LARGE]
+    assert result['checked'][0] == {'size_bytes': LARGE, 'busbw_gbs': 2.0, 'threshold_gbs': 1.5, 'passed': True}
+    assert result['reason'] == 'all 2 large sizes ≥ threshold (explicit; closest: busbw 2 GB/s at 64 MiB ≥ 1.5 GB/s)'
+
+
+def test_verdict_fails_at_one_large_size():
+    result = allreduce_verdict(bench(lambda size: 0.8 if size == LARGE else 2.0), EXPLICIT, LARGE)
+    assert result['passed'] is False
+    assert result['failures'] == [{'size_bytes': LARGE, 'busbw_gbs': 0.8, 'threshold_gbs': 1.5, 'passed': False}]
+    assert result['reason'] == 'busbw 0.8 GB/s at 64 MiB < 1.5 GB/s threshold (explicit)'
+
+
+def test_verdict_names_every_failing_size():
+    result = allreduce_verdict(bench(0.5), EXPLICIT, LARGE)
+    assert result['reason'] == ('2 of 2 large sizes below threshold (explicit): busbw 0.5 GB/s at 64 MiB < 1.5 GB/s, '
+                                'busbw 0.5 GB/s at 128 MiB < 1.5 GB/s')
+
+
+def test_verdict_ignores_small_sizes():
+    slow_small = bench(lambda size: 0.01 if size < LARGE else 2.0)
+    assert allreduce_verdict(slow_small, EXPLICIT, LARGE)['passed'] is True
+    assert allreduce_verdict(slow_small, EXPLICIT, MIB)['passed'] is False
+
+
+def test_verdict_fails_an_incorrect_run_whatever_its_bandwidth():
+    result = allreduce_verdict(bench(50.0, correct=False, errors=['rank 1: size 1048576: expected 3.0, got 4.0']),
+                               EXPLICIT, LARGE)
+    assert result['passed'] is False
+    assert result['correct'] is False
+    assert result['failures'] == []
+    assert result['reason'] == 'wrong allreduce result: rank 1: size 1048576: expected 3.0, got 4.0'
+    assert allreduce_verdict(bench(50.0, correct=False), EXPLICIT, LARGE)['reason'] == (
+        'wrong allreduce result at 1 MiB, 2 MiB, 4 MiB, 8 MiB, 16 MiB, 32 MiB, 64 MiB, 128 MiB')
+
+
+def test_verdict_with_a_calibrated_threshold_skips_sizes_missing_in_the_baseline():
+    baseline = bench(2.0)
+    baseline['results'] = baseline['results'][:-1]
+    threshold = allreduce_threshold('calibrated', calibrated_fraction=0.9, baseline=baseline)
+    result = allreduce_verdict(bench(1.7), threshold, LARGE)
+    assert result['passed'] is False
+    assert result['checked'] == [{'size_bytes': LARGE, 'busbw_gbs': 1.7, 'threshold_gbs': pytest.approx(1.8),
+                                  'passed': False}]
+    assert result['reason'] == ('busbw 1.7 GB/s at 64 MiB < 1.8 GB/s threshold (calibrated); '
+                                'not in the baseline, not checked: 128 MiB')
+
+
+def test_verdict_when_no_large_size_is_in_the_baseline():
+    baseline = bench(2.0)
+    baseline['results'] = baseline['results'][:4]
+    threshold = allreduce_threshold('calibrated', calibrated_fraction=0.9, baseline=baseline)
+    with pytest.raises(ValueError, match='none of the large sizes .* is in the calibration baseline'):
+        allreduce_verdict(bench(2.0), threshold, LARGE)
+
+
+def test_verdict_when_the_sweep_stops_below_the_large_sizes():
+    with pytest.raises(ValueError, match='the sweep stops at 134217728 bytes, below validate_threshold_min_bytes=268435456'):
+        allreduce_verdict(bench(2.0), EXPLICIT, 4 * LARGE)
+
+
+@pytest.mark.parametrize('data, threshold, message', [
+    ([], EXPLICIT, 'must be the JSON'),
+    ({'results': []}, EXPLICIT, 'no "correct" field'),
+    ({'correct': True, 'results': []}, EXPLICIT, 'no results'),
+    ({'correct': True, 'results': [{'size_bytes': 1}]}, EXPLICIT, 'lacks size_bytes or busbw_gbs'),
+    (bench(1.0), {'mode': 'fast'}, 'must be the result of allreduce_threshold'),
+])
+def test_verdict_rejects(data, threshold, message):
+    with pytest.raises(ValueError, match=message):
+        allreduce_verdict(data, threshold, LARGE)
+
+
+# isolation_verdict
+
+def _pairs(hosts, slow=(), slow_links=(), failed_runs=()):
+    """Ring pairs; a pair with a slow node or a slow link runs at 0.01 GB/s, others at 2 GB/s."""
+    pairs = []
+    for round_pairs in ring_rounds(hosts):
+        for pair in round_pairs:
+            if frozenset(pair) in [frozenset(link) for link in failed_runs]:
+                pairs.append({'hosts': pair, 'bench': None, 'error': 'mpirun exit 1: ssh: connect to host refused'})
+                continue
+            bad = set(pair) & set(slow) or frozenset(pair) in [frozenset(link) for link in slow_links]
+            pairs.append({'hosts': pair, 'bench': bench(0.01 if bad else 2.0), 'error': None})
+    return pairs
+
+
+def test_isolation_every_pair_passes():
+    result = isolation_verdict(_pairs(_ring(4)), EXPLICIT, LARGE)
+    assert result['slow_nodes'] == []
+    assert result['suspect_links'] == []
+    assert result['summary'] == 'no slow node: every pair passed'
+    assert [pair['passed'] for pair in result['pairs']] == [True] * 4
+    assert result['pairs'][0]['busbw_gbs'] == 2.0
+
+
+def test_isolation_one_slow_node_of_four():
+    result = isolation_verdict(_pairs(_ring(4), slow=['node02']), EXPLICIT, LARGE)
+    assert result['slow_nodes'] == ['node02']
+    assert result['suspect_links'] == []
+    assert result['summary'] == 'node02 is slow with every partner (node01 0.01 GB/s, node03 0.01 GB/s)'
+    failed = [pair['hosts'] for pair in result['pairs'] if not pair['passed']]
+    assert sorted(failed) == [['node01', 'node02'], ['node02', 'node03']]
+
+
+def test_isolation_one_slow_node_of_three():
+    result = isolation_verdict(_pairs(_ring(3), slow=['node03']), EXPLICIT, LARGE)
+    assert result['slow_nodes'] == ['node03']
+    assert result['suspect_links'] == []
+    assert result['summary'] == 'node03 is slow with every partner (node02 0.01 GB/s, node01 0.01 GB/s)'
+
+
+def test_isolation_bad_link():
+    result = isolation_verdict(_pairs(_ring(4), slow_links=[('node03', 'node04')]), EXPLICIT, LARGE)
+    assert result['slow_nodes'] == []
+    assert result['suspect_links'] == [['node03', 'node04']]
+    assert result['summary'] == 'link node03 - node04 is slow (0.01 GB/s) though both nodes pass with other partners'
+
+
+def test_isolation_two_nodes_cannot_be_told_apart():
+    result = isolation_verdict(_pairs(_ring(2), slow=['node02']), EXPLICIT, LARGE)
+    assert result['slow_nodes'] == []
+    assert result['suspect_links'] == [['node01', 'node02']]
+    assert result['summary'] == ('node01 + node02 failed (0.01 GB/s): with 2 nodes a slow node cannot be told from a '
+                                 'slow link, both nodes and their link are candidates')
+
+
+def test_isolation_failed_run_counts_as_a_failed_pair():
+    result = isolation_verdict(_pairs(_ring(4), failed_runs=[('node04', 'node01'), ('node03', 'node04')]),
+                               EXPLICIT, LARGE)
+    assert result['slow_nodes'] == ['node04']
+    assert result['suspect_links'] == []
+    assert result['summary'] == 'node04 is slow with every partner (node03 run failed, node01 run failed)'
+    failed = [pair for pair in result['pairs'] if not pair['passed']]
+    assert failed[0]['busbw_gbs'] is None
+    assert failed[0]['reason'] == 'run failed: mpirun exit 1: ssh: connect to host refused'
+
+
+def test_isolation_every_pair_failing_blames_no_single_node():
+    result = isolation_verdict(_pairs(_ring(4), slow=['node01', 'node03']), EXPLICIT, LARGE)
+    assert result['slow_nodes'] == ['node01', 'node02', 'node03', 'node04']
+    assert result['summary'].startswith('every pair failed (4 pairs, best 0.01 GB/s)')
+
+
+def test_isolation_wrong_result_fails_the_pair():
+    pairs = _pairs(_ring(3))
+    pairs[0]['bench'] = bench(2.0, correct=False, errors=['rank 0: wrong sum'])
+    result = isolation_verdict(pairs, EXPLICIT, LARGE)
+    assert result['pairs'][0]['passed'] is False
+    assert result['pairs'][0]['reason'] == 'wrong allreduce result: rank 0: wrong sum'
+    assert result['suspect_links'] == [['node01', 'node02']]
+
+
+def test_isolation_without_pairs():
+    assert isolation_verdict([], EXPLICIT, LARGE)['summary'] == 'no pair was run (fewer than 2 nodes)'
+
+
+def test_isolation_rejects_malformed_pairs():
+    with pytest.raises(ValueError, match='isolation pair 0 must be'):
+        isolation_verdict([{'hosts': ['a']}], EXPLICIT, LARGE)
+    with pytest.raises(ValueError, match='pair a \\+ b: the sweep stops'):
+        isolation_verdict([{'hosts': ['a', 'b'], 'bench': bench(2.0)}], EXPLICIT, 4 * LARGE)
+
+
+# preflight_problems, on facts the real parsers build from the recorded outputs
+
+@pytest.fixture
+def facts_of(fixture_text, fixture_path):
+    def build(topo='dgx-a100-8gpu-nv12-nic-legend.txt', sysfs='roce_gid7_pod', ibstat=None,
+              ompi='openmpi-docs-cuda-aware-check.txt', ucx=('ucx-1.16.0-cuda-v.txt', 'ucx-1.16.0-cuda-d.txt')):
+        if ibstat:
+            ib = summarize(parse_ibstat(fixture_text('ibstat', ibstat))[0], 'ibstat')
+        else:
+            ib = summarize(read_devices(class_dir(str(fixture_path('sysfs', sysfs))))[0], 'sysfs')
+        mpi = mpi_facts(fixture_text('ompi_info', ompi),
+                        fixture_text('ucx_info', ucx[0]) if ucx else None,
+                        fixture_text('ucx_info', ucx[1]) if ucx else None)[0]
+        return {
+            'gpu_topology': parse_topology(fixture_text('nvidia-smi-topo', topo))[0],
+            'ib': ib,
+            'mpi': mpi,
+            'interfaces': {'net1': {'mtu': 9000, 'operstate': 'up'}, 'net2': {'mtu': 9000, 'operstate': 'up'}},
+            'modules': ['mlx5_ib', 'nvidia', 'nvidia_peermem'],
+            'kernel': '6.8.0-45-generic',
+            'nvidia_open': True,
+        }
+    return build
+
+
+CUDA_ROCE = {'device': 'cuda', 'gpu_count': 8, 'rdma': True, 'port_rate_gbps': None, 'link_layer': 'Ethernet',
+             'mtu': 9000, 'interfaces': ['net1', 'net2']}
+
+
+def test_preflight_healthy_node(facts_of):
+    assert preflight_problems(facts_of(), CUDA_ROCE) == []
+
+
+def test_preflight_gpu_count(facts_of):
+    facts = facts_of(topo='gtx10-7gpu-pix-phb-spaces.txt')
+    assert preflight_problems(facts, CUDA_ROCE) == ['GPU count: expected 8, seen 7']
+    assert preflight_problems(facts, dict(CUDA_ROCE, gpu_count=None)) == []
+    facts['gpu_topology'] = dict(facts['gpu_topology'], gpu_count=0)
+    assert preflight_problems(facts, dict(CUDA_ROCE, gpu_count=None)) == ['GPU count: expected at least 1, seen 0']
+
+
+def test_preflight_ports_down_rate_and_link_layer(facts_of):
+    facts = facts_of(sysfs='ib_mixed')
+    expect = dict(CUDA_ROCE, port_rate_gbps=200, link_layer='InfiniBand', interfaces=[])
+    assert preflight_problems(facts, expect) == [
+        'mlx5_10 port 1: state Down, expected Active',
+        'mlx5_2 port 1: rate 2.5 Gb/s, expected 200',
+        'mlx5_2 port 1: link layer Ethernet, expected InfiniBand',
+        'mlx5_2 port 1: no RoCE v2 GID (no IPv4 address on ens13?)',
+    ]
+
+
+def test_preflight_ibstat_rates(facts_of):
+    facts = facts_of(ibstat='cx6dx_eth_100_two_cas.txt')
+    expect = dict(CUDA_ROCE, port_rate_gbps=400, interfaces=[])
+    assert preflight_problems(facts, expect) == [
+        'mlx5_0 port 1: rate 100 Gb/s, expected 400',
+        'mlx5_0 port 1: RoCE v2 GID unknown (ib facts from ibstat, which shows no GIDs; sysfs is needed)',
+        'mlx5_1 port 1: rate 100 Gb/s, expected 400',
+        'mlx5_1 port 1: RoCE v2 GID unknown (ib facts from ibstat, which shows no GIDs; sysfs is needed)',
+    ]
+
+
+def test_preflight_ib_ports_from_ibstat(facts_of):
+    facts = facts_of(ibstat='h100_ndr_mixed_tabs.txt')
+    problems = preflight_problems(facts, dict(CUDA_ROCE, link_layer='InfiniBand', port_rate_gbps=400, interfaces=[]))
+    assert 'mlx5_2 port 1: state Down, expected Active' in problems
+    assert 'mlx5_1 port 1: rate 100 Gb/s, expected 400' in problems
+    assert 'mlx5_1 port 1: link layer Ethernet, expected InfiniBand' in problems
+    assert 'mlx5_0 port 1: rate 400 Gb/s, expected 400' not in problems
+
+
+def test_preflight_rate_unknown(facts_of):
+    problems = preflight_problems(facts_of(), dict(CUDA_ROCE, port_rate_gbps=400, interfaces=[]))
+    assert problems == ['mlx5_0 port 1: rate unknown, expected 400', 'mlx5_1 port 1: rate unknown, expected 400']
+
+
+def test_preflight_interfaces(facts_of):
+    facts = facts_of()
+    facts['interfaces'] = {'net1': {'mtu': 1500, 'operstate': 'up'}, 'net2': {'mtu': 9000, 'operstate': 'down'},
+                           'net3': {'mtu': None, 'operstate': None}}
+    assert preflight_problems(facts, dict(CUDA_ROCE, interfaces=['net1', 'net2', 'net3', 'fab0'])) == [
+        'net1: MTU 1500, expected 9000', 'net2: state down, expected up', 'net3: not present', 'fab0: not present']
+
+
+def test_preflight_interfaces_are_checked_on_cpu_nodes_too():
+    facts = {'interfaces': {'fab0': {'mtu': 1500, 'operstate': 'up'}}}
+    expect = {'device': 'cpu', 'gpu_count': None, 'rdma': False, 'port_rate_gbps': None, 'link_layer': None,
+              'mtu': 9000, 'interfaces': ['fab0']}
+    assert preflight_problems(facts, expect) == ['fab0: MTU 1500, expected 9000']
+    assert preflight_problems(facts, dict(expect, mtu=None)) == []
+
+
+def test_preflight_mpi_not_cuda_aware(facts_of):
+    facts = facts_of(ompi='debian12-openmpi-4.1.4-parsable-all.txt',
+                     ucx=('debian12-ucx-1.13.1-v.txt', 'debian12-ucx-1.13.1-d.txt'))
+    assert preflight_problems(facts, CUDA_ROCE) == [
+        'MPI: not CUDA-aware (mpi_built_with_cuda_support false)',
+        'UCX: no cuda transports (cuda_copy, cuda_ipc) in [cma, posix, self, sysv, tcp]',
+    ]
+
+
+def test_preflight_mpi_unknown_and_no_ucx(facts_of):
+    facts = facts_of(ompi='openmpi-5.0.2-parsable-header.txt', ucx=None)
+    assert preflight_problems(facts, CUDA_ROCE) == [
+        'MPI: CUDA support unknown (no mpi_built_with_cuda_support in ompi_info), expected CUDA-aware',
+        'UCX: not found (no ucx_info output), expected UCX with cuda transports (cuda_copy, cuda_ipc)',
+    ]
+
+
+def test_preflight_gpudirect(facts_of):
+    facts = facts_of()
+    facts['modules'] = ['mlx5_ib', 'nvidia']
+    assert preflight_problems(facts, CUDA_ROCE) == [], 'open modules on 6.8 give DMA-BUF'
+    facts['nvidia_open'] = False
+    assert preflight_problems(facts, CUDA_ROCE) == [
+        'GPUDirect RDMA: neither nvidia_peermem loaded nor DMA-BUF (open kernel modules and kernel ≥ 5.12); '
+        'seen proprietary kernel modules, kernel 6.8.0-45-generic']
+    facts.update(nvidia_open=True, kernel='5.4.0-150-generic')
+    assert preflight_problems(facts, CUDA_ROCE) == [
+        'GPUDirect RDMA: neither nvidia_peermem loaded nor DMA-BUF (open kernel modules and kernel ≥ 5.12); '
+        'seen open kernel modules, kernel 5.4.0-150-generic']
+    facts.update(nvidia_open=None, kernel=None)
+    assert preflight_problems(facts, CUDA_ROCE) == [
+        'GPUDirect RDMA: neither nvidia_peermem loaded nor DMA-BUF (open kernel modules and kernel ≥ 5.12); '
+        'seen NVIDIA module flavour unknown, kernel unknown']
+    assert preflight_problems(facts, dict(CUDA_ROCE, rdma=False, interfaces=[])) == [], 'no RDMA, no GPUDirect check'
+
+
+def test_preflight_dmabuf_needs_a_recent_ucx(facts_of):
+    facts = facts_of(ucx=('debian12-ucx-1.13.1-v.txt', 'ucx-1.16.0-cuda-d.txt'))
+    facts['modules'] = []
+    assert preflight_problems(facts, CUDA_ROCE) == [
+        'GPUDirect RDMA: DMA-BUF needs UCX ≥ 1.14, seen UCX 1.13.1 (or load nvidia_peermem)']
+
+
+def test_preflight_missing_fact_sets(facts_of):
+    facts = dict(facts_of(), gpu_topology=None, ib=None, mpi=None, interfaces=None)
+    assert preflight_problems(facts, CUDA_ROCE) == [
+        'GPU topology facts missing (gpu_topology_facts did not run or failed)',
+        'ib facts missing (ib_facts did not run)',
+        'interface facts missing',
+        'mpi facts missing (mpi_facts did not run)',
+    ]
+    facts['ib'] = {'source': 'sysfs', 'devices': {}}
+    assert 'RDMA: no RDMA device (ib facts list no CA)' in preflight_problems(facts, CUDA_ROCE)
+
+
+def test_preflight_cpu_without_rdma_checks_only_interfaces():
+    facts = {'gpu_topology': None, 'ib': None, 'mpi': None, 'interfaces': {}, 'modules': [], 'kernel': None,
+             'nvidia_open': None}
+    expect = {'device': 'cpu', 'gpu_count': 8, 'rdma': False, 'port_rate_gbps': 400, 'link_layer': 'Ethernet',
+              'mtu': 9000, 'interfaces': []}
+    assert preflight_problems(facts, expect) == []
+
+
+@pytest.mark.parametrize('facts, expect, message', [
+    ([], {'device': 'cpu'}, 'facts must be a dict'),
+    ({}, None, 'expectations must be a dict'),
+    ({}, {'device': 'gpu'}, 'device must be cpu or cuda'),
+    ({}, {'device': 'cpu', 'rdma': 'yes'}, 'rdma must be true or false'),
+])
+def test_preflight_rejects(facts, expect, message):
+    with pytest.raises(ValueError, match=message):
+        preflight_problems(facts, expect)
+
+
+# formatting
+
+@pytest.mark.parametrize('size, text', [(8, '8 B'), (1536, '1.5 KiB'), (32 * MIB, '32 MiB'), (1 << 30, '1 GiB'),
+                                        (3 << 40, '3 TiB')])
+def test_human_size(size, text):
+    assert human_size(size) == text
+
+
+@pytest.mark.parametrize('value, text', [(0.0, '0'), (0.01, '0.01'), (1.5, '1.5'), (12.34, '12.3'), (175.0, '175'),
+                                         (1234.5, '1234'), (None, '-')])
+def test_format_gbs(value, text):
+    assert format_gbs(value) == text

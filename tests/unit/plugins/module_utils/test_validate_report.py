@@ -1,0 +1,170 @@
+# -*- coding: utf-8 -*-
+"""validate_report.render_markdown: the report.md a sysadmin reads."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import pytest
+
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_checks import (
+    allreduce_threshold,
+    allreduce_verdict,
+    isolation_verdict,
+)
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_report import render_markdown
+
+MIB = 1024 * 1024
+LARGE = 64 * MIB
+
+
+def bench(busbw, hosts, correct=True, errors=None):
+    results = [{'size_bytes': MIB << power, 'time_us': 1234.56, 'algbw_gbs': busbw / 2, 'busbw_gbs': busbw}
+               for power in range(8)]
+    data = {'world_size': len(hosts), 'device': 'cpu', 'hosts': hosts,
+            'mpi': {'library_version': 'Open MPI v4.1.4, package: Debian OpenMPI\nident: 4.1.4', 'cuda_aware': False},
+            'results': results, 'correct': correct}
+    if errors:
+        data['errors'] = errors
+    return data
+
+
+def report(threshold=None, full=None, pairs=None, preflight=None, train=None):
+    hosts = ['node01', 'node02', 'node03']
+    threshold = dict(threshold or allreduce_threshold('explicit', min_busbw_gbs=1.5), min_size_bytes=LARGE)
+    full = full or bench(2.0, hosts)
+    runs = [{'name': 'all nodes (3 ranks)', 'hosts': hosts, 'bench': full}]
+    isolation = None
+    if pairs is not None:
+        isolation = isolation_verdict(pairs, threshold, LARGE)
+        runs += [{'name': 'pair ' + ' + '.join(pair['hosts']), 'hosts': pair['hosts'], 'bench': pair['bench']}
+                 for pair in pairs if pair['bench']]
+    return {
+        'generated': '2025-01-02T03:04:05+00:00',
+        'cluster': {'hosts': hosts, 'world_size': 3, 'device': 'cpu', 'mpi_library': full['mpi']['library_version']},
+        'threshold': threshold,
+        'verdict': allreduce_verdict(full, threshold, LARGE),
+        'runs': runs,
+        'isolation': isolation,
+        'preflight': preflight if preflight is not None else {'node01': [], 'node02': [], 'node03': []},
+        'train_smoke': train,
+    }
+
+
+def test_passing_report():
+    text = render_markdown(report(), plot='allreduce.png')
+    lines = text.splitlines()
+    assert lines[0] == '# Allreduce validation: PASS'
+    assert 'Generated 2025-01-02T03:04:05+00:00.' in lines
+    assert ('**PASS**: all 2 large sizes ≥ threshold (explicit; closest: busbw 2 GB/s at 64 MiB ≥ 1.5 GB/s)'
+            in lines)
+    assert 'Threshold: explicit: 1.5 GB/s bus bandwidth; checked at sizes from 64 MiB.' in lines
+    assert '![bus bandwidth against message size](allreduce.png)' in lines
+    assert '| hosts | node01, node02, node03 (3) |' in lines
+    assert '| world size | 3 |' in lines
+    assert '| MPI library | Open MPI v4.1.4, package: Debian OpenMPI |' in lines
+    assert '### all nodes (3 ranks)' in lines
+    assert 'Hosts: node01, node02, node03; 3 ranks; results correct: yes' in lines
+    assert '| size | time (µs) | algbw (GB/s) | busbw (GB/s) | threshold (GB/s) | ok |' in lines
+    assert '| 1 MiB | 1234.6 | 1 | 2 | - | - |' in lines
+    assert '| 64 MiB | 1234.6 | 1 | 2 | 1.5 | yes |' in lines
+    assert 'No problem on any of the 3 hosts.' in lines
+    assert 'Isolation' not in text
+    assert 'Smoke training' not in text
+    assert text.endswith('|\n') or text.endswith('.\n')
+
+
+def test_failing_report_with_isolation_and_preflight():
+    hosts = ['node01', 'node02', 'node03']
+    pairs = [{'hosts': ['node01', 'node02'], 'bench': bench(0.01, ['node01', 'node02']), 'error': None},
+             {'hosts': ['node02', 'node03'], 'bench': None, 'error': 'mpirun exit 1: timeout'},
+             {'hosts': ['node03', 'node01'], 'bench': bench(2.0, ['node03', 'node01']), 'error': None}]
+    text = render_markdown(report(full=bench(0.5, hosts), pairs=pairs,
+                                  preflight={'node01': [], 'node02': ['fab0: MTU 1500, expected 9000']}))
+    lines = text.splitlines()
+    assert lines[0] == '# Allreduce validation: FAIL'
+    assert ('**FAIL**: 2 of 2 large sizes below threshold (explicit): busbw 0.5 GB/s at 64 MiB < 1.5 GB/s, '
+            'busbw 0.5 GB/s at 128 MiB < 1.5 GB/s') in lines
+    assert '| 128 MiB | 1234.6 | 0.25 | 0.5 | 1.5 | **no** |' in lines
+    assert '## Isolation: pairs over the ring' in lines
+    assert 'node02 is slow with every partner (node01 0.01 GB/s, node03 run failed)' in lines
+    assert '| node01 + node02 | 0.01 | FAIL | 2 of 2 large sizes below threshold (explicit): busbw 0.01 GB/s at ' \
+           '64 MiB < 1.5 GB/s, busbw 0.01 GB/s at 128 MiB < 1.5 GB/s |' in lines
+    assert '| node02 + node03 | - | FAIL | run failed: mpirun exit 1: timeout |' in lines
+    assert '| node03 + node01 | 2 | PASS |' in text
+    assert 'Slow nodes: node02' in lines
+    assert '### pair node01 + node02' in lines
+    assert '### pair node02 + node03' not in lines
+    assert '- **node02**' in lines
+    assert '  - fab0: MTU 1500, expected 9000' in lines
+    assert 'node01**' not in text
+    assert '![' not in text
+
+
+def test_wrong_result_rows_and_errors():
+    hosts = ['node01', 'node02', 'node03']
+    full = bench(2.0, hosts, correct=False, errors=['rank 2: size 1048576: got 7 | expected 6'])
+    full['results'][0]['correct'] = False
+    text = render_markdown(report(full=full))
+    assert '**FAIL**: wrong allreduce result: rank 2: size 1048576: got 7 | expected 6' in text
+    assert 'results correct: **no**' in text
+    assert '- rank 2: size 1048576: got 7 \\| expected 6' in text
+    assert '| 1 MiB | 1234.6 | 1 | 2 | - | **wrong result** |' in text
+
+
+def test_calibrated_threshold_per_size():
+    baseline = bench(2.0, ['node01', 'node02', 'node03'])
+    baseline['results'] = baseline['results'][:-1]
+    threshold = allreduce_threshold('calibrated', calibrated_fraction=0.5, baseline=baseline)
+    text = render_markdown(report(threshold=threshold))
+    assert '| 64 MiB | 1234.6 | 1 | 2 | 1 | yes |' in text
+    assert '| 128 MiB | 1234.6 | 1 | 2 | - | - |' in text
+    assert 'not in the baseline, not checked: 128 MiB' in text
+
+
+def test_two_node_isolation_lists_the_suspect_link():
+    pairs = [{'hosts': ['node01', 'node02'], 'bench': bench(0.01, ['node01', 'node02']), 'error': None}]
+    text = render_markdown(report(pairs=pairs))
+    assert 'Suspect links: node01 - node02' in text
+    assert 'Slow nodes' not in text
+    assert 'with 2 nodes a slow node cannot be told from a slow link' in text
+
+
+def test_smoke_training_summary():
+    train = {'passed': False, 'errors': ['rank 1: checkpoint not found'],
+             'first': {'ok': True, 'end_step': 10, 'loss': 0.25, 'ranks': [0, 1]},
+             'resumed': {'ok': False, 'resumed': False, 'start_step': 0}}
+    text = render_markdown(report(train=train))
+    lines = text.splitlines()
+    assert '## Smoke training: FAIL' in lines
+    assert '### first' in lines
+    assert '| end_step | 10 |' in lines
+    assert '| loss | 0.25 |' in lines
+    assert '| ranks |' not in text
+    assert '| resumed | False |' in lines
+    assert '- rank 1: checkpoint not found' in lines
+
+
+def test_many_hosts_are_shortened():
+    hosts = ['node%04d' % i for i in range(1, 1001)]
+    data = report()
+    data['cluster']['hosts'] = hosts
+    text = render_markdown(data)
+    assert '| hosts | node0001, node0002' in text
+    assert '... node1000 (1000 hosts) (1000) |' in text
+    assert 'node0500' not in text
+
+
+@pytest.mark.parametrize('data, message', [
+    ([], 'report must be a dict'),
+    ({'threshold': {'mode': 'explicit'}}, 'report.verdict must be'),
+    ({'verdict': {'passed': True}}, 'report.threshold must be'),
+    ({'verdict': {'passed': True}, 'threshold': {'mode': 'explicit'}, 'runs': {}}, None),
+    ({'verdict': {'passed': True}, 'threshold': {'mode': 'explicit'}, 'runs': 'x'}, 'report.runs must be a list'),
+])
+def test_rejects_malformed_reports(data, message):
+    if message is None:
+        assert render_markdown(data).startswith('# Allreduce validation: PASS\n')
+        return
+    with pytest.raises(ValueError, match=message):
+        render_markdown(data)
