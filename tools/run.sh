@@ -86,10 +86,12 @@ stage_build() {
   inst="$(mktemp -d)"
   trap 'rm -rf "$inst"' RETURN
   ANSIBLE_COLLECTIONS_PATH="$inst" ansible-galaxy collection install --offline --no-deps -p "$inst" "$tarball" >/dev/null
-  # the installed copy must document every plugin the source tree has (one plugin per file, named as the file)
-  for p in plugins/modules/*.py plugins/filter/*.py; do
+  # the installed copy must document every plugin the source tree has: a module or filter file documents the plugin
+  # named as the file, except a file of several filters, whose filters are documented each in its own <name>.yml
+  for p in plugins/modules/*.py plugins/filter/*.py plugins/filter/*.yml; do
     [ -e "$p" ] || continue
-    kind="$(basename "$(dirname "$p")")"; kind="${kind%s}"; p="hpcfabric.cluster.$(basename "$p" .py)"
+    case "$p" in plugins/filter/*.py) grep -q '^DOCUMENTATION' "$p" || continue ;; esac
+    kind="$(basename "$(dirname "$p")")"; kind="${kind%s}"; p="hpcfabric.cluster.$(basename "${p%.*}")"
     ANSIBLE_COLLECTIONS_PATH="$inst" ansible-doc -t "$kind" "$p" >/dev/null || die "ansible-doc -t $kind $p failed on the installed tarball"
     echo "ansible-doc -t $kind $p: ok"
   done
