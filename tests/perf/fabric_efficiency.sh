@@ -3,7 +3,8 @@
 # stream, four, and both directions at once), then the bench with one rank on each of those nodes; prints busbw per
 # size as a fraction of the ceilings. A 2-rank allreduce sends and receives the whole buffer on both nodes at the
 # same time, so the both-directions rate (per direction) is the ceiling it can reach; on the lab both directions
-# share the same CPU cores.
+# share the same CPU cores. Between the two: MPI_Sendrecv of a buffer each way (tests/perf/mpi_bidir.py), MPI's own
+# both-directions rate over the same path without any reduction, and what a numpy add of the buffer costs.
 # Usage: tests/perf/fabric_efficiency.sh [INVENTORY]   (default inventories/lab, after `make demo` or site.yml)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -35,6 +36,12 @@ printf 'iperf3 %s -> %s over the fabric: %.3f GB/s (1 stream), %.3f GB/s (4 stre
 
 user="$(ansible-inventory -i "$inv" --host "$a" | python3 -c 'import json, sys; print(json.load(sys.stdin).get("ssh_trust_user", "mpiuser"))')"
 names="$(on "$a" "cat /etc/mpi/hostfile" | grep -v '^#' | head -2 | awk '{print $1 ":1"}' | paste -sd,)"
+ansible -i "$inv" "$a,$b" -m ansible.builtin.copy -a "src=tests/perf/mpi_bidir.py dest=/tmp/hpcfabric-mpi-bidir.py mode=0644" >/dev/null
+on "$a" "su - $user -c 'mpirun --host $names -np 2 python3 /tmp/hpcfabric-mpi-bidir.py'" |
+  while read -r size gbs add; do
+    printf 'MPI_Sendrecv %9d B both ways: %.3f GB/s each way = %3.0f%% of iperf3 both directions; a numpy add of it %.1f ms\n' \
+      "$size" "$gbs" "$(python3 -c "print(100 * $gbs / $bidir)")" "$add"
+  done
 on "$a" "su - $user -c 'mpirun --host $names -np 2 python3 /opt/hpcfabric/bench/allreduce.py --device cpu --min-bytes 1M --max-bytes 64M --iters 10 --warmup 3 --json /tmp/hpcfabric-efficiency.json >/dev/null && cat /tmp/hpcfabric-efficiency.json'" |
   python3 -c '
 import json, sys

@@ -1,0 +1,29 @@
+"""MPI's own both-directions ceiling between two ranks: MPI_Sendrecv of one buffer each way, no reduction.
+
+Run by tests/perf/fabric_efficiency.sh with mpirun -np 2 on two nodes; prints one line per size (rank 0):
+"<bytes> <GB/s each way> <ms per numpy add of the buffer>", the add being the reduction's own cost.
+"""
+import time
+
+import numpy as np
+from mpi4py import MPI
+
+ITERS = 5
+comm = MPI.COMM_WORLD
+peer = 1 - comm.Get_rank()
+for size in (16 << 20, 64 << 20):
+    send = np.ones(size // 4, np.float32)
+    recv = np.empty_like(send)
+    for _ in range(2):
+        comm.Sendrecv([send, MPI.FLOAT], peer, 0, [recv, MPI.FLOAT], peer, 0)
+    comm.Barrier()
+    start = time.perf_counter()
+    for _ in range(ITERS):
+        comm.Sendrecv([send, MPI.FLOAT], peer, 0, [recv, MPI.FLOAT], peer, 0)
+    elapsed = comm.allreduce((time.perf_counter() - start) / ITERS, op=MPI.MAX)
+    start = time.perf_counter()
+    for _ in range(ITERS):
+        np.add(send, recv, out=recv)
+    add = (time.perf_counter() - start) / ITERS
+    if comm.Get_rank() == 0:
+        print('%d %.4f %.2f' % (size, size / elapsed / 1e9, add * 1e3))
