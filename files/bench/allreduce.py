@@ -64,26 +64,21 @@ def parse_size(text):
     return size
 
 
-def positive_int(text):
-    """An integer >= 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError('%r is not an integer' % text) from None
-    if value < 1:
-        raise argparse.ArgumentTypeError('%r: must be at least 1' % text)
-    return value
+def _int_at_least(low, rule):
+    """An argparse type: an integer >= low; ``rule`` says so in the error."""
+    def convert(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError('%r is not an integer' % text) from None
+        if value < low:
+            raise argparse.ArgumentTypeError('%r: %s' % (text, rule))
+        return value
+    return convert
 
 
-def non_negative_int(text):
-    """An integer >= 0."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError('%r is not an integer' % text) from None
-    if value < 0:
-        raise argparse.ArgumentTypeError('%r: must not be negative' % text)
-    return value
+positive_int = _int_at_least(1, 'must be at least 1')
+non_negative_int = _int_at_least(0, 'must not be negative')
 
 
 def parse_args(argv=None):
