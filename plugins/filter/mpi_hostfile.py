@@ -31,6 +31,12 @@ options:
       - Slot count for plain host names and for dicts without C(slots).
       - Required when any host has no slot count of its own.
     type: int
+  name_key:
+    description: Key of the dicts in O(_input) that holds the host name (for example C(host) in the cluster model's
+      C(hostfile) entries, whose C(name) is the fabric name).
+    type: str
+    default: name
+    version_added: 0.2.0
 '''
 
 EXAMPLES = r'''
@@ -52,6 +58,10 @@ EXAMPLES = r'''
       {{ dict(groups['compute']
               | zip(groups['compute'] | map('extract', hostvars, ['ansible_facts', 'gpu_topology', 'gpu_count'])))
          | dict2items(key_name='name', value_name='slots') }}
+
+- name: The cluster model's hostfile, by inventory name instead of fabric name
+  ansible.builtin.debug:
+    msg: "{{ cluster_model_plan.hostfile | hpcfabric.cluster.mpi_hostfile(name_key='host') }}"
 
 - name: Explicit per-host slot counts
   ansible.builtin.debug:
@@ -83,9 +93,9 @@ def _slot_count(value, name):
     return slots
 
 
-def _entry(host, default_slots):
+def _entry(host, default_slots, name_key):
     if isinstance(host, dict):
-        name = host.get('name')
+        name = host.get(name_key)
         slots = host.get('slots', default_slots)
     else:
         name = host
@@ -99,7 +109,7 @@ def _entry(host, default_slots):
     return name, _slot_count(slots, name)
 
 
-def mpi_hostfile(hosts, slots=None):
+def mpi_hostfile(hosts, slots=None, name_key='name'):
     """Open MPI hostfile text; see DOCUMENTATION."""
     if isinstance(hosts, (str, dict)) or not hasattr(hosts, '__iter__'):
         raise AnsibleFilterError('mpi_hostfile expects a list of host names or {name, slots} dicts, got %s'
@@ -107,7 +117,7 @@ def mpi_hostfile(hosts, slots=None):
     seen = set()
     lines = []
     for host in hosts:
-        name, count = _entry(host, slots)
+        name, count = _entry(host, slots, name_key)
         if name in seen:
             raise AnsibleFilterError('mpi_hostfile: duplicate host %r' % (name,))
         seen.add(name)

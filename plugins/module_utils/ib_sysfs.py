@@ -14,13 +14,22 @@ __metaclass__ = type
 import os
 import re
 
-from ansible_collections.hpcfabric.cluster.plugins.module_utils.ibstat import (
-    new_device,
-    new_port,
-    parse_rate,
-    phys_state_name,
-    state_name,
-)
+try:
+    from ansible_collections.hpcfabric.cluster.plugins.module_utils.ibstat import (
+        new_device,
+        new_port,
+        parse_rate,
+        phys_state_name,
+        state_name,
+    )
+except ImportError:  # the boot-time copy of the roce_qos role, beside ibstat.py
+    from ibstat import (
+        new_device,
+        new_port,
+        parse_rate,
+        phys_state_name,
+        state_name,
+    )
 
 _CODED_RE = re.compile(r'^\s*(\d+):\s*(.*?)\s*$')
 _IPV4_MAPPED_RE = re.compile(r'^0000:0000:0000:0000:0000:ffff:[0-9a-f]{4}:[0-9a-f]{4}$', re.IGNORECASE)
@@ -125,8 +134,8 @@ def _read_port(path, device_path, number):
     port['lmc'] = _number(_read(os.path.join(path, 'lid_mask_count')))
     gids = _gid_table(path)
     port['port_guid'] = _port_guid(gids.get(0))
-    port['roce_v2_gid_index'] = _roce_v2_ipv4_index(path, gids)
     port['netdev'] = _gid_netdev(path, gids) or _pci_netdev(device_path, number)
+    port['roce_v2_gid_index'] = roce_v2_gid_index(path, port['netdev'])
     return port
 
 
@@ -147,12 +156,22 @@ def _port_guid(gid):
     return _guid(':'.join(gid.split(':')[4:]))
 
 
-def _roce_v2_ipv4_index(port_path, gids):
-    """Lowest GID index whose type is RoCE v2 and whose GID is IPv4-mapped (::ffff:a.b.c.d); never assumed."""
-    for index in sorted(gids):
-        if not _IPV4_MAPPED_RE.match(gids[index]):
+def roce_v2_gid_index(port_path, netdev):
+    """The one GID-index rule: the lowest index whose type is RoCE v2, whose GID is IPv4-mapped (::ffff:a.b.c.d)
+    and which sits on the port's own netdev ``netdev``; None when there is none. Never assumed (not 3).
+
+    A GID on another netdev (a VXLAN or macvlan on top of the port) carries another address than the fabric's. An
+    entry whose netdev cannot be read is taken as the port's (older kernels have no ``ndevs``); empty slots cannot be
+    read at all (EINVAL) and are skipped.
+    """
+    for index in _numbered(os.path.join(port_path, 'gids')):
+        gid = _read(os.path.join(port_path, 'gids', str(index))) or ''
+        if not _IPV4_MAPPED_RE.match(gid):
             continue
-        if _read(os.path.join(port_path, 'gid_attrs', 'types', str(index))) == _ROCE_V2:
+        if _read(os.path.join(port_path, 'gid_attrs', 'types', str(index))) != _ROCE_V2:
+            continue
+        ndev = _read(os.path.join(port_path, 'gid_attrs', 'ndevs', str(index)))
+        if ndev is None or netdev is None or ndev == netdev:
             return index
     return None
 

@@ -3,8 +3,9 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Host side of the lossless RoCE policy: find the RoCE NICs, apply the policy, read it back.
 
-This file uses the standard library only. The ``hpcfabric.cluster.roce_host_qos`` module imports it,
-and the ``roce_qos`` role also installs it on each node next to ``roce_qos_apply.py``, which a systemd
+This file uses the standard library and the collection's sysfs reader (ib_sysfs.py, ibstat.py) only. The
+``hpcfabric.cluster.roce_host_qos`` module imports it, and the ``roce_qos`` role also installs the three files on
+each node next to ``roce_qos_apply.py``, which a systemd
 oneshot runs at boot because none of these settings survive a reboot or a driver reload.
 
 Backends: ``mlnx_qos`` (mlnx-tools, shipped with DOCA/MLNX_OFED) and the inbox ``dcb`` (iproute2).
@@ -19,8 +20,12 @@ import os
 import re
 import socket
 
+try:
+    from ansible_collections.hpcfabric.cluster.plugins.module_utils.ib_sysfs import roce_v2_gid_index
+except ImportError:  # the boot-time copy, installed beside ib_sysfs.py by the roce_qos role
+    from ib_sysfs import roce_v2_gid_index
+
 ROCE_V2 = 'RoCE v2'
-IPV4_MAPPED_GID = '0000:0000:0000:0000:0000:ffff:'
 ECN_SIDES = ('roce_np', 'roce_rp')
 BACKENDS = ('mlnx_qos', 'dcb')
 ECT0 = 2
@@ -426,23 +431,6 @@ def _find_port(sysfs_root, ibdev, name, net):
     if dev_port and dev_port.isdigit() and str(int(dev_port) + 1) in ports:
         return int(dev_port) + 1
     return int(ports[0]) if ports else 1
-
-
-def roce_v2_gid_index(port_dir, name):
-    """Lowest GID index of type "RoCE v2" holding an IPv4-mapped address on ``name``; None if there is none.
-
-    Unused table entries cannot be read (EINVAL), so unreadable entries are skipped.
-    """
-    for index in _numeric_entries(os.path.join(port_dir, 'gid_attrs', 'types')):
-        if _read(os.path.join(port_dir, 'gid_attrs', 'types', index)) != ROCE_V2:
-            continue
-        gid = _read(os.path.join(port_dir, 'gids', index)) or ''
-        if not gid.lower().startswith(IPV4_MAPPED_GID):
-            continue
-        ndev = _read(os.path.join(port_dir, 'gid_attrs', 'ndevs', index))
-        if ndev is None or ndev == name:
-            return int(index)
-    return None
 
 
 def plan_ecn(sysfs_root, ifname, policy):

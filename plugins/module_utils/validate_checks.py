@@ -378,6 +378,20 @@ def _check_gpus(facts, expect):
     return [] if seen == wanted else ['GPU count: expected %d, seen %d' % (wanted, seen)]
 
 
+def _check_slots(facts, expect):
+    """One rank per GPU: a hostfile with other slots than GPUs starts too few ranks or puts two on one GPU."""
+    slots = expect.get('slots')
+    topology = facts.get('gpu_topology')
+    if slots is None or not isinstance(topology, dict) or topology.get('gpu_count') is None:
+        return []
+    slots = _whole(slots, 'hostfile slots')
+    seen = topology['gpu_count']
+    if slots == seen:
+        return []
+    return ['hostfile slots: %d, but the node has %d GPUs (one rank per GPU: set mpi_hostfile_slots to %d or leave it '
+            'unset)' % (slots, seen, seen)]
+
+
 def _rate_text(rate):
     return '%g' % rate
 
@@ -503,6 +517,7 @@ def preflight_problems(facts, expect):
     problems = []
     if device == 'cuda':
         problems.extend(_check_gpus(facts, expect))
+        problems.extend(_check_slots(facts, expect))
     if rdma:
         problems.extend(_check_rdma(facts, expect))
     problems.extend(_check_interfaces(facts, expect))

@@ -80,3 +80,9 @@ def test_thousands_of_hosts_scale_linearly():
     assert text.endswith('node19999 slots=8\n')
     # quadratic work would make 10x the hosts cost ~100x; allow generous noise above linear
     assert large < max(small, 0.001) * 40
+
+
+def test_name_key_picks_another_name_from_the_entries():
+    entries = [{'host': 'node01', 'name': 'node01-rail0', 'slots': 8}, {'host': 'node02', 'name': 'node02-rail0', 'slots': 4}]
+    assert mpi_hostfile(entries, name_key='host') == 'node01 slots=8\nnode02 slots=4\n'
+    assert mpi_hostfile(entries) == 'node01-rail0 slots=8\nnode02-rail0 slots=4\n'

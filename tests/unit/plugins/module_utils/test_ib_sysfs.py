@@ -59,7 +59,8 @@ def test_ethernet_sdr_rate_is_a_float_and_no_ipv4_gid_means_no_index(fixture_pat
 
 
 @pytest.mark.parametrize('tree, device, index, netdev, port_guid', [
-    ('roce_gid3_bond', 'mlx5_bond_0', 3, 'bond1', '0x0ac0ebfffe79391a'),
+    # index 3 holds the same address on a VXLAN above the port: the port's own netdev (bond1) has it at 5
+    ('roce_gid3_bond', 'mlx5_bond_0', 5, 'bond1', '0x0ac0ebfffe79391a'),
     ('roce_gid5_ipv6', 'mlx5_0', 5, 'ens1f0', '0x0e42a1fffe5d4db8'),
     ('roce_gid7_pod', 'mlx5_0', 7, 'net1', '0x0000000000000000'),
     ('roce_gid7_pod', 'mlx5_1', 7, 'net2', '0x0000000000000000'),

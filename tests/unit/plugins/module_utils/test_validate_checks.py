@@ -379,6 +379,15 @@ def test_preflight_gpu_count(facts_of):
     assert preflight_problems(facts, dict(CUDA_ROCE, gpu_count=None)) == ['GPU count: expected at least 1, seen 0']
 
 
+def test_preflight_slots_must_match_the_gpu_count(facts_of):
+    facts = facts_of()
+    assert preflight_problems(facts, dict(CUDA_ROCE, slots=8)) == []
+    assert preflight_problems(facts, dict(CUDA_ROCE, slots=1)) == [
+        'hostfile slots: 1, but the node has 8 GPUs (one rank per GPU: set mpi_hostfile_slots to 8 or leave it unset)']
+    # host buffers: ranks need not match GPUs
+    assert preflight_problems(facts, dict(CUDA_ROCE, device='cpu', rdma=False, slots=1)) == []
+
+
 def test_preflight_ports_down_rate_and_link_layer(facts_of):
     facts = facts_of(sysfs='ib_mixed')
     expect = dict(CUDA_ROCE, port_rate_gbps=200, link_layer='InfiniBand', interfaces=[])

@@ -90,7 +90,7 @@ def test_check_mode_gives_the_same_facts(run_module, fixture_path):
     result = run_module(ib_facts, args, check_mode=True)
     assert result['changed'] is False
     assert result['ansible_facts'] == run_module(ib_facts, args)['ansible_facts']
-    assert result['ansible_facts']['ib']['devices']['mlx5_bond_0']['ports']['1']['roce_v2_gid_index'] == 3
+    assert result['ansible_facts']['ib']['devices']['mlx5_bond_0']['ports']['1']['roce_v2_gid_index'] == 5
 
 
 def test_missing_ibstat_and_empty_sysfs_fails_naming_both(run_module, tmp_path):

@@ -1,12 +1,9 @@
-"""The fabric_plan filter on good and bad inventories."""
+"""The fabric plan part of the cluster model (addresses, rails, MTU, names) on good and bad inventories."""
 import copy
 
 import pytest
 
-from ansible.errors import AnsibleFilterError
-from ansible_collections.hpcfabric.cluster.plugins.filter.fabric_plan import FilterModule
-
-fabric_plan = FilterModule().filters()['fabric_plan']
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.cluster_model import build_model
 
 RAILS = [{'name': 'rail0', 'subnet': '10.78.0.0/24'}, {'name': 'rail1', 'subnet': '10.78.1.0/24'}]
 
@@ -19,6 +16,15 @@ def cluster(n=3):
         ]}
         for i in range(1, n + 1)
     }
+
+
+def fabric_plan(hostvars, hosts, rails, mtu=9000):
+    """The model of ``hosts`` with the rails and default MTU set for the group, as an inventory would."""
+    hostvars = dict((h, dict({'fabric_network_rails': rails, 'fabric_network_mtu': mtu}, **hostvars[h])) for h in hostvars)
+    model = build_model(hostvars, hosts)
+    model['primary_names'] = dict((h, n['primary_name']) for h, n in model['nodes'].items())
+    model['aliases'] = dict((h, n['known_hosts_names']) for h, n in model['nodes'].items())
+    return model
 
 
 def plan(hostvars, rails=None, mtu=9000):
@@ -128,8 +134,8 @@ def test_overlapping_rails():
 
 
 def test_rails_must_be_a_list():
-    with pytest.raises(AnsibleFilterError, match='fabric_network_rails'):
-        fabric_plan(cluster(1), ['node01'], {'subnet': '10.0.0.0/8'})
+    problems = fabric_plan(cluster(1), ['node01'], {'subnet': '10.0.0.0/8'})['problems']
+    assert problems[0] == 'fabric_network_rails on node01: must be a list of {name, subnet}, got dict'
 
 
 def test_host_without_fabric_interfaces_keeps_its_inventory_name():

@@ -1,0 +1,122 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) hpcfabric maintainers
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The inventory_problems filter: the whole of check_inventory.yml's checks, every host read once."""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+name: inventory_problems
+short_description: Check an inventory against the collection's roles, the cluster model and the RoCE policy
+version_added: 0.2.0
+author: hpcfabric maintainers (@hpcfabric)
+description:
+  - Reads, once per host, the variables the collection's roles declare in their argument specs (and
+    C(ansible_host)), then checks them in three steps, each only when the one before found nothing
+    - C(arguments) - every node's variables against the specs of O(node_roles) and every switch's against those of
+      O(switch_roles), with the validator C(ansible.builtin.validate_argument_spec) uses (a host in both groups gets
+      both); each message ends C(found in <host>).
+    - C(cluster_model) - the problems of the cluster model (M(hpcfabric.cluster.cluster_model)) of O(nodes).
+    - C(roce_policy) - one lossless RoCE policy on nodes and switches, compatible MTUs (M(hpcfabric.cluster.qos_plan)).
+  - Reading a host's variables is what a large inventory costs, so each is read once; the work is linear in the
+    number of hosts. C(playbooks/check_inventory.yml) is its caller.
+positional: _input, nodes, switches, node_roles, switch_roles
+options:
+  _input:
+    description: The C(hostvars) mapping.
+    type: dict
+    required: true
+  nodes:
+    description: Inventory names of the compute nodes, in inventory order.
+    type: list
+    elements: str
+    required: true
+  switches:
+    description: Inventory names of the fabric switches.
+    type: list
+    elements: str
+    required: true
+  node_roles:
+    description: Names of this collection's roles that run on the nodes.
+    type: list
+    elements: str
+    required: true
+  switch_roles:
+    description: Names of this collection's roles that run on the switches.
+    type: list
+    elements: str
+    required: true
+'''
+
+EXAMPLES = r'''
+- name: Check the inventory
+  ansible.builtin.set_fact:
+    __problems: >-
+      {{ hostvars | hpcfabric.cluster.inventory_problems(groups['gpu_nodes'], groups['fabric_switches'] | default([]),
+                                                         ['fabric_network', 'mpi', 'roce_qos'], ['switch_qos']) }}
+
+- name: Every node's variables have the documented types and choices
+  ansible.builtin.assert:
+    that: __problems.arguments | length == 0
+    fail_msg: "{{ __problems.arguments | join('; ') }}"
+'''
+
+RETURN = r'''
+_value:
+  description: The problems of each step; a step after one with problems is not run and stays empty.
+  type: dict
+  contains:
+    arguments:
+      description: Type, choice and required-option problems, e.g. C(value of mpi_flavour must be one of - distro,
+        hpcx, source, got - spack found in b300-02).
+      type: list
+      elements: str
+    cluster_model:
+      description: The cluster model's problems, each naming the variable and the host.
+      type: list
+      elements: str
+    roce_policy:
+      description: RoCE policy and MTU problems between nodes and switches.
+      type: list
+      elements: str
+'''
+
+from ansible.errors import AnsibleFilterError
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.cluster_model import build_model
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.inventory_spec import read_variables, spec_problems
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.qos_plan import check_qos
+from ansible_collections.hpcfabric.cluster.plugins.plugin_utils.role_specs import role_options
+
+# what the model and the RoCE check read besides the roles' own variables
+_EXTRA = ['ansible_host']
+
+
+def _names(value, what):
+    if isinstance(value, (str, dict)) or not hasattr(value, '__iter__'):
+        raise AnsibleFilterError('inventory_problems: %s must be a list, got %s' % (what, type(value).__name__))
+    return list(value)
+
+
+def inventory_problems(hostvars, nodes, switches, node_roles, switch_roles):
+    """See DOCUMENTATION."""
+    nodes, switches = _names(nodes, 'nodes'), _names(switches, 'switches')
+    node_options = role_options(node_roles, 'inventory_problems')
+    switch_options = role_options(switch_roles, 'inventory_problems')
+    names = list(node_options) + [n for n in switch_options if n not in node_options] + _EXTRA
+    variables = read_variables(lambda host: hostvars.get(host, {}), list(dict.fromkeys(nodes + switches)), names)
+    result = {'arguments': spec_problems(node_options, nodes, variables.get)
+              + spec_problems(switch_options, switches, variables.get),
+              'cluster_model': [], 'roce_policy': []}
+    if not result['arguments']:
+        result['cluster_model'] = build_model(variables, nodes)['problems']
+    if not result['arguments'] and not result['cluster_model']:
+        result['roce_policy'] = check_qos(variables, nodes, switches)
+    return result
+
+
+class FilterModule(object):
+    """hpcfabric.cluster inventory check filter."""
+
+    def filters(self):
+        return {'inventory_problems': inventory_problems}

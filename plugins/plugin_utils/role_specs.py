@@ -1,0 +1,32 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) hpcfabric maintainers
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The argument specs of this collection's roles, read on the controller (the roles' interfaces, one file each)."""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import os
+
+import yaml
+
+from ansible.errors import AnsibleFilterError
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.inventory_spec import merge_options
+
+ROLES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'roles')
+
+
+def _role_spec(role, caller):
+    path = os.path.join(ROLES_DIR, role, 'meta', 'argument_specs.yml')
+    try:
+        with open(path) as handle:
+            return yaml.safe_load(handle)
+    except (OSError, IOError, yaml.YAMLError) as exc:
+        raise AnsibleFilterError('%s: cannot read the argument spec of role %s (%s): %s' % (caller, role, path, exc))
+
+
+def role_options(roles, caller):
+    """The merged ``main`` options of ``roles``; ``caller`` names the filter in errors."""
+    if isinstance(roles, (str, dict)) or not hasattr(roles, '__iter__'):
+        raise AnsibleFilterError('%s: roles must be a list, got %s' % (caller, type(roles).__name__))
+    return merge_options(_role_spec(role, caller) for role in roles)

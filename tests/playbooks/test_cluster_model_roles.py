@@ -1,0 +1,108 @@
+"""The roles that read the cluster model, run on this machine against a copy of inventories/example as shipped.
+
+Every example node connects locally, so the roles' own tasks (the model's read-only probes included) run for real;
+the GPUs are injected with hpcfabric.cluster.gpu_topology_facts on recorded nvidia-smi output, as a node with a
+driver would have gathered them before the hostfile is written.
+"""
+import sys
+
+import yaml
+
+from checkout import ROOT
+
+TOPO = ROOT / 'tests' / 'unit' / 'fixtures' / 'nvidia-smi-topo'
+
+
+def local_nodes(inventory):
+    """Connect every example node to this machine, with the Python running the tests."""
+    def mutate(data):
+        data['ansible_connection'] = 'local'
+        data['ansible_python_interpreter'] = sys.executable
+    inventory.edit('group_vars/gpu_nodes.yml', mutate)
+
+
+def write_play(tmp_path, text):
+    path = tmp_path / 'play.yml'
+    path.write_text(text)
+    return path
+
+
+def mpi_checks_play(tmp_path, role_vars):
+    """The mpi role's checks (the model included) on every node, then each node's job environment."""
+    return write_play(tmp_path, """
+- hosts: gpu_nodes
+  gather_facts: false
+  tasks:
+    - ansible.builtin.include_role:
+        name: hpcfabric.cluster.mpi
+        tasks_from: validate.yml
+      vars: {%s}
+    - ansible.builtin.debug:
+        msg: "JOBENV {{ inventory_hostname }} {{ cluster_model_plan.nodes[inventory_hostname].job_env | to_json }}"
+""" % role_vars)
+
+
+def test_mpi_role_checks_pass_on_the_example_inventory_as_shipped(inventory, playbook, tmp_path):
+    """mpi_ucx_tls is unset in the example (the role default, null): the role's checks must not crash on it."""
+    local_nodes(inventory)
+    rc, out = playbook(inventory.path, str(mpi_checks_play(tmp_path, '')))
+    assert rc == 0, out
+    assert 'failed=0' in out
+    # no RDMA device on this machine: the example's netdev names, which to UCX mean TCP
+    assert '"UCX_NET_DEVICES": "enp1as0np0,enp3cs0np0,enp4ds0np0' in out
+
+
+def test_cuda_aware_example_with_ucx_tls_lacking_cuda_is_refused_before_any_change(inventory, playbook, tmp_path):
+    local_nodes(inventory)
+    inventory.edit('group_vars/gpu_nodes.yml', lambda data: data.update(mpi_ucx_tls=['rc', 'sm']))
+    rc, out = playbook(inventory.path, 'check_inventory.yml')
+    assert rc != 0
+    assert ('mpi_ucx_tls on b300-01: rc,sm lacks cuda_copy, cuda_ipc; CUDA buffers would be staged through host '
+            'memory or fail') in ' '.join(out.split())
+
+
+HOSTFILE_PLAY = """
+- hosts: gpu_nodes
+  gather_facts: false
+  tasks:
+    - name: The GPUs the node's driver shows (recorded nvidia-smi topo -m)
+      hpcfabric.cluster.gpu_topology_facts:
+        output: "{{ lookup('ansible.builtin.file', topo ~ '/' ~ gpus[inventory_hostname]) }}"
+      when: inventory_hostname in gpus
+    - ansible.builtin.include_role:
+        name: hpcfabric.cluster.mpi_hostfile
+      vars:
+        mpi_hostfile_path: "%(dir)s/{{ inventory_hostname }}/hostfile"
+"""
+
+
+def hostfile_run(inventory, playbook, tmp_path, gpus):
+    local_nodes(inventory)
+    inventory.edit('group_vars/gpu_nodes.yml', lambda data: data.pop('mpi_hostfile_slots'))
+    play = write_play(tmp_path, HOSTFILE_PLAY % {'dir': tmp_path})
+    extra = yaml.safe_dump({'topo': str(TOPO), 'gpus': gpus}, default_flow_style=True).strip()
+    return playbook(inventory.path, str(play), '-e', extra)
+
+
+def test_gpu_nodes_without_slots_get_their_gpu_count_on_the_first_run(inventory, playbook, tmp_path):
+    rc, out = hostfile_run(inventory, playbook, tmp_path, {'b300-01': 'dgx-a100-8gpu-nv12-nic-legend.txt',
+                                                           'b300-02': 'rtx4090-5gpu-spaces.txt'})
+    assert rc == 0, out
+    for host in ('b300-01', 'b300-02'):
+        assert (tmp_path / host / 'hostfile').read_text() == 'b300-01-rail0 slots=8\nb300-02-rail0 slots=5\n'
+
+
+def test_a_node_with_neither_slots_nor_gpus_stops_the_hostfile(inventory, playbook, tmp_path):
+    rc, out = hostfile_run(inventory, playbook, tmp_path, {'b300-01': 'dgx-a100-8gpu-nv12-nic-legend.txt'})
+    assert rc != 0
+    assert 'mpi_hostfile_slots: no slot count for b300-02: set mpi_hostfile_slots' in ' '.join(out.split())
+    assert not (tmp_path / 'b300-01' / 'hostfile').exists()
+
+
+def test_a_model_input_set_as_a_role_variable_is_refused_not_ignored(inventory, playbook, tmp_path):
+    """The model reads host variables; a role parameter it cannot see would give roles two answers."""
+    local_nodes(inventory)
+    rc, out = playbook(inventory.path, str(mpi_checks_play(tmp_path, 'mpi_ucx_tls: [rc, sm, cuda_copy, cuda_ipc]')))
+    assert rc != 0
+    assert 'mpi_ucx_tls on b300-01: set as a play or role variable, which the cluster model every role reads cannot ' \
+           'see' in ' '.join(out.split())

@@ -1,0 +1,81 @@
+# -*- coding: utf-8 -*-
+"""check_inventory.yml's checks in one pass: the roles' real argument specs, then the cluster model, then the RoCE plan."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import pytest
+
+from ansible.errors import AnsibleFilterError
+from ansible_collections.hpcfabric.cluster.plugins.filter.inventory_problems import inventory_problems
+
+
+def inventory_spec_problems(hostvars, hosts, roles):
+    """The argument step alone, on nodes with the given roles."""
+    return inventory_problems(hostvars, hosts, [], roles, [])['arguments']
+
+
+def test_good_hosts_have_no_problems():
+    hostvars = {'n1': {'mpi_flavour': 'hpcx', 'fabric_network_mtu': 9000, 'unrelated': object()}, 'n2': {}}
+    assert inventory_spec_problems(hostvars, ['n1', 'n2'], ['mpi', 'fabric_network']) == []
+
+
+def test_wrong_choice_and_type_name_variable_and_host():
+    hostvars = {'n1': {}, 'n2': {'mpi_flavour': 'spack', 'fabric_network_mtu': 'jumbo'}}
+    problems = inventory_spec_problems(hostvars, ['n1', 'n2'], ['mpi', 'fabric_network'])
+    assert 'value of mpi_flavour must be one of: distro, hpcx, source, got: spack found in n2' in problems
+    assert any(p.startswith('argument \'fabric_network_mtu\' is of type') and p.endswith('found in n2') for p in problems)
+    assert len(problems) == 2
+
+
+def test_missing_required_option_and_sub_option():
+    hostvars = {'leaf': {'switch_qos_ports': ['swp1']}, 'n1': {'fabric_network_rails': [{'name': 'rail0'}]}}
+    assert inventory_spec_problems(hostvars, ['leaf'], ['switch_qos']) == [
+        'missing required arguments: switch_qos_platform found in leaf']
+    problems = inventory_spec_problems(hostvars, ['n1'], ['fabric_network'])
+    assert problems == ['missing required arguments: subnet found in fabric_network_rails found in n1']
+
+
+def test_a_group_value_shared_by_every_host_is_not_changed_by_checking_it():
+    policy = {'roce': {'dscp': 26}}
+    shared = {'roce_qos_policy': policy, 'fabric_network_rails': [{'name': 'rail0', 'subnet': '10.0.0.0/24'}]}
+    hostvars = {'n1': shared, 'n2': shared, 'n3': shared}
+    assert inventory_spec_problems(hostvars, ['n1', 'n2', 'n3'], ['roce_qos', 'fabric_network']) == []
+    assert policy == {'roce': {'dscp': 26}}
+
+
+def test_hosts_that_take_a_dict_default_all_pass():
+    # roce_qos_policy defaults to {} with sub-options: the first host's validation must not fill the next one's
+    assert inventory_spec_problems({'n1': {}, 'n2': {}, 'n3': {}}, ['n1', 'n2', 'n3'], ['roce_qos']) == []
+
+
+def test_host_in_two_groups_gets_both_sets_of_checks():
+    hostvars = {'both': {'mpi_flavour': 'spack'}}
+    assert inventory_spec_problems(hostvars, ['both'], ['mpi']) != []
+    assert inventory_spec_problems(hostvars, ['both'], ['switch_qos']) != []
+
+
+def test_bad_arguments_and_unknown_role():
+    with pytest.raises(AnsibleFilterError, match='nodes must be a list'):
+        inventory_spec_problems({}, 'n1', ['mpi'])
+    with pytest.raises(AnsibleFilterError, match='argument spec of role nosuch'):
+        inventory_spec_problems({}, ['n1'], ['nosuch'])
+
+
+def test_each_step_runs_only_when_the_one_before_found_nothing():
+    rails = [{'name': 'rail0', 'subnet': '10.0.0.0/24'}]
+    good = {'fabric_network_rails': rails, 'fabric_network_interfaces': [{'name': 'f0', 'address': '10.0.0.1/24'}]}
+    clash = dict(good, fabric_network_interfaces=[{'name': 'f0', 'address': '10.0.0.1/24'}])
+    roles = ['fabric_network', 'roce_qos']
+    both = inventory_problems({'n1': good, 'n2': dict(clash, fabric_network_mtu='jumbo')}, ['n1', 'n2'], [], roles, [])
+    assert both['arguments'] and both['cluster_model'] == [] and both['roce_policy'] == []
+    model = inventory_problems({'n1': good, 'n2': clash}, ['n1', 'n2'], [], roles, [])
+    assert model['arguments'] == [] and model['roce_policy'] == []
+    assert model['cluster_model'] == ['fabric_network_interfaces[0].address on n2: 10.0.0.1 is already used by n1 (f0)']
+    jumbo = dict(good, fabric_network_interfaces=[{'name': 'f0', 'address': '10.0.0.1/24', 'mtu': 9216}])
+    leaf = {'switch_qos_platform': 'sonic', 'switch_qos_ports': ['Ethernet0']}
+    mtu = inventory_problems({'n1': jumbo, 'leaf': leaf}, ['n1'], ['leaf'], roles, ['switch_qos'])
+    assert mtu['arguments'] == [] and mtu['cluster_model'] == []
+    assert mtu['roce_policy'] == ['fabric_network_interfaces[0].mtu on n1: 9216 is above the switch port MTU 9214 '
+                                  '(roce_qos_policy.mtu.switch)']

@@ -1,0 +1,199 @@
+# -*- coding: utf-8 -*-
+"""The cluster model on injected facts: RDMA ports from recorded sysfs trees (tests/unit/fixtures/sysfs), GPUs
+from recorded ``nvidia-smi topo -m`` output (tests/unit/fixtures/nvidia-smi-topo), the lab's plain veth fabric."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.cluster_model import DEFAULTS, build_model
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.ib_sysfs import class_dir, read_devices
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.ibstat import summarize
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.topology import parse_topology
+
+ROOT = Path(__file__).resolve().parents[4]
+RAILS = [{'name': 'rail0', 'subnet': '10.152.0.0/22'}, {'name': 'rail1', 'subnet': '10.152.4.0/22'}]
+
+
+def ib_facts(fixture_path, tree):
+    return summarize(read_devices(class_dir(str(fixture_path('sysfs', tree))))[0], 'sysfs')
+
+
+def gpu_facts(fixture_text, name):
+    return parse_topology(fixture_text('nvidia-smi-topo', name))[0]
+
+
+def pod_node(fixture_path, host=12, **extra):
+    """A RoCE node: net1/net2 on mlx5_0/mlx5_1 of the recorded pod tree (RoCE v2 IPv4 GID 7 on both)."""
+    hv = {'fabric_network_rails': RAILS,
+          'fabric_network_interfaces': [{'name': 'net1', 'address': '10.152.0.%d/22' % host, 'rail': 0},
+                                        {'name': 'net2', 'address': '10.152.4.%d/22' % host, 'rail': 1}],
+          'ansible_facts': {'ib': ib_facts(fixture_path, 'roce_gid7_pod')}}
+    hv.update(extra)
+    return hv
+
+
+def test_roce_node_job_environment_names_rdma_ports_gid_and_traffic_class(fixture_path):
+    model = build_model({'gpu01': pod_node(fixture_path)}, ['gpu01'])
+    assert model['problems'] == []
+    env = model['nodes']['gpu01']['job_env']
+    assert env['UCX_NET_DEVICES'] == 'mlx5_0:1,mlx5_1:1'
+    assert env['NCCL_IB_HCA'] == '=mlx5_0:1,mlx5_1:1'
+    assert env['UCX_IB_GID_INDEX'] == env['NCCL_IB_GID_INDEX'] == '7'
+    assert env['UCX_IB_TRAFFIC_CLASS'] == env['NCCL_IB_TC'] == '106'
+    assert env['NCCL_SOCKET_IFNAME'] == '=net1,net2'
+    assert env['CUDA_DEVICE_ORDER'] == 'PCI_BUS_ID'
+    assert [p['rail'] for p in model['nodes']['gpu01']['rdma_ports']] == [0, 1]
+
+
+def test_traffic_class_follows_the_policy(fixture_path):
+    node = pod_node(fixture_path, roce_qos_policy={'roce': {'dscp': 24, 'priority': 3}})
+    env = build_model({'gpu01': node}, ['gpu01'])['nodes']['gpu01']['job_env']
+    assert env['UCX_IB_TRAFFIC_CLASS'] == env['NCCL_IB_TC'] == str(24 << 2 | 2)
+
+
+def test_bond_port_gid_index_is_the_one_on_its_own_netdev(fixture_path):
+    node = {'fabric_network_rails': [{'name': 'rail0', 'subnet': '30.153.10.0/24'}],
+            'fabric_network_interfaces': [{'name': 'bond1', 'address': '30.153.10.175/24'}],
+            'ansible_facts': {'ib': ib_facts(fixture_path, 'roce_gid3_bond')}}
+    env = build_model({'n1': node}, ['n1'])['nodes']['n1']['job_env']
+    assert env['UCX_NET_DEVICES'] == 'mlx5_bond_0:1'
+    assert env['UCX_IB_GID_INDEX'] == '5'
+
+
+def test_lab_node_without_rdma_names_its_netdev():
+    node = {'fabric_network_rails': [{'name': 'rail0', 'subnet': '10.78.0.0/24'}],
+            'fabric_network_interfaces': [{'name': 'fab0', 'address': '10.78.0.1/24', 'rail': 0}],
+            'mpi_ucx_tls': ['tcp', 'self', 'sm'], 'mpi_hostfile_slots': 1,
+            'ansible_facts': {'ib': {'devices': {}}}}
+    model = build_model({'node01': node}, ['node01'])
+    env = model['nodes']['node01']['job_env']
+    assert env['UCX_NET_DEVICES'] == 'fab0'
+    assert env['UCX_TLS'] == 'tcp,self,sm'
+    assert not set(env) & {'NCCL_IB_HCA', 'UCX_IB_GID_INDEX', 'UCX_IB_TRAFFIC_CLASS', 'NCCL_IB_TC'}
+    assert model['hostfile'] == [{'host': 'node01', 'name': 'node01-rail0', 'slots': 1}]
+
+
+def test_interface_given_by_mac_is_resolved_from_network_facts(fixture_path):
+    node = pod_node(fixture_path)
+    node['fabric_network_interfaces'][1] = {'mac': '0C:42:A1:00:00:02', 'address': '10.152.4.12/22', 'rail': 1}
+    node['ansible_facts'].update({'interfaces': ['lo', 'net1', 'net2'],
+                                  'net2': {'macaddress': '0c:42:a1:00:00:02'}, 'net1': {'macaddress': '0c:42:a1:00:00:01'}})
+    node_model = build_model({'gpu01': node}, ['gpu01'])['nodes']['gpu01']
+    assert [i['name'] for i in node_model['interfaces']] == ['net1', 'net2']
+    assert node_model['job_env']['UCX_NET_DEVICES'] == 'mlx5_0:1,mlx5_1:1'
+
+
+def test_interface_given_by_mac_without_facts_is_not_guessed(fixture_path):
+    node = pod_node(fixture_path)
+    node['fabric_network_interfaces'][1] = {'mac': '0c:42:a1:00:00:02', 'address': '10.152.4.12/22', 'rail': 1}
+    node_model = build_model({'gpu01': node}, ['gpu01'])['nodes']['gpu01']
+    assert node_model['interfaces'][1]['name'] is None
+    assert node_model['job_env']['UCX_NET_DEVICES'] == 'mlx5_0:1'
+    assert node_model['fabric_names'] == ['gpu01-rail0', 'gpu01-rail1']
+
+
+def test_slots_are_the_gpu_count_gathered_on_the_node(fixture_path, fixture_text):
+    node = pod_node(fixture_path)
+    node['ansible_facts']['gpu_topology'] = gpu_facts(fixture_text, 'dgx-a100-8gpu-nv12-nic-legend.txt')
+    model = build_model({'gpu01': node, 'gpu02': pod_node(fixture_path, 13, mpi_hostfile_slots=4)}, ['gpu01', 'gpu02'])
+    assert [(e['name'], e['slots']) for e in model['hostfile']] == [('gpu01-rail0', 8), ('gpu02-rail0', 4)]
+    assert model['nodes']['gpu01']['slots_from'] == 'gpu_count'
+    assert model['nodes']['gpu02']['slots_from'] == 'mpi_hostfile_slots'
+
+
+def test_slots_unknown_without_gpu_facts_or_setting(fixture_path):
+    model = build_model({'gpu01': pod_node(fixture_path)}, ['gpu01'])
+    assert model['hostfile'][0]['slots'] is None and model['nodes']['gpu01']['slots_from'] is None
+
+
+def test_cuda_aware_mpi_needs_cuda_transports_in_ucx_tls(fixture_path):
+    model = build_model({'gpu01': pod_node(fixture_path, mpi_cuda=True, mpi_ucx_tls=['rc', 'sm'])}, ['gpu01'])
+    assert model['problems'] == ['mpi_ucx_tls on gpu01: rc,sm lacks cuda_copy, cuda_ipc; CUDA buffers would be '
+                                 'staged through host memory or fail']
+    assert model['nodes'] == {} and model['hostfile'] == []
+    ok = build_model({'gpu01': pod_node(fixture_path, mpi_cuda=True, mpi_ucx_tls=['rc', 'sm', 'cuda_copy', 'cuda_ipc'])},
+                     ['gpu01'])
+    assert ok['nodes']['gpu01']['job_env']['UCX_TLS'] == 'rc,sm,cuda_copy,cuda_ipc'
+
+
+@pytest.mark.parametrize('extra, message', [
+    ({'A B': '1'}, "mpi_env_extra on gpu01: 'A B' is not an environment variable name"),
+    ({'X': 'a;b'}, 'mpi_env_extra.X on gpu01: the value may not hold a newline or ";"'),
+    ({'X': 'a\nUCX_TLS=tcp'}, 'mpi_env_extra.X on gpu01: the value may not hold a newline or ";"'),
+])
+def test_env_extra_that_would_break_a_launch_path_is_refused(fixture_path, extra, message):
+    model = build_model({'gpu01': pod_node(fixture_path, mpi_env_extra=extra)}, ['gpu01'])
+    assert len(model['problems']) == 1 and model['problems'][0].startswith(message)
+
+
+def test_env_extra_is_the_sites_last_word(fixture_path):
+    env = build_model({'gpu01': pod_node(fixture_path, mpi_env_extra={'NCCL_IB_TC': '104', 'UCX_LOG_LEVEL': 'info'})},
+                      ['gpu01'])['nodes']['gpu01']['job_env']
+    assert env['NCCL_IB_TC'] == '104' and env['UCX_IB_TRAFFIC_CLASS'] == '106' and env['UCX_LOG_LEVEL'] == 'info'
+
+
+def test_ports_without_a_common_gid_index_leave_it_to_ucx_with_a_warning(fixture_path):
+    node = pod_node(fixture_path)
+    node['ansible_facts']['ib']['devices']['mlx5_1']['ports']['1']['roce_v2_gid_index'] = 3
+    model = build_model({'gpu01': node}, ['gpu01'])
+    assert 'UCX_IB_GID_INDEX' not in model['nodes']['gpu01']['job_env']
+    assert model['warnings'] == ['gpu01: its RoCE ports have no common RoCE v2 IPv4 GID index (mlx5_0:1=7, '
+                                 'mlx5_1:1=3): UCX_IB_GID_INDEX is left to UCX and NCCL']
+
+
+def test_infiniband_ports_get_no_roce_settings(fixture_path):
+    node = {'fabric_network_rails': [{'name': 'ib', 'subnet': '10.20.0.0/24'}],
+            'fabric_network_interfaces': [{'name': 'ibp204s0', 'address': '10.20.0.5/24'}],
+            'ansible_facts': {'ib': ib_facts(fixture_path, 'ib_mixed')}}
+    env = build_model({'n1': node}, ['n1'])['nodes']['n1']['job_env']
+    assert env['UCX_NET_DEVICES'] == 'mlx5_10:1'
+    assert 'UCX_IB_TRAFFIC_CLASS' not in env and 'UCX_IB_GID_INDEX' not in env
+
+
+def test_nodes_with_other_values_are_warned_about_once_per_variable(fixture_path):
+    other, third = pod_node(fixture_path, 13), pod_node(fixture_path, 14)
+    other['ansible_facts'] = third['ansible_facts'] = {'ib': {'devices': {}}}
+    model = build_model({'gpu01': pod_node(fixture_path), 'gpu02': other, 'gpu03': third},
+                        ['gpu01', 'gpu02', 'gpu03'])
+    assert 'UCX_NET_DEVICES differs between gpu01 and 2 other node(s) (gpu02, gpu03); mpirun exports the launching ' \
+           "node's value to every rank" in model['warnings']
+
+
+def test_a_host_with_rails_of_its_own_is_refused(fixture_path):
+    other = pod_node(fixture_path, 13, fabric_network_rails=RAILS[:1])
+    model = build_model({'gpu01': pod_node(fixture_path), 'gpu02': other}, ['gpu01', 'gpu02'])
+    assert model['problems'][0] == ("fabric_network_rails on gpu02: differs from gpu01's; the rails are one list "
+                                    'for the whole cluster (set them for the group)')
+
+
+def test_model_defaults_are_the_roles_documented_defaults():
+    """The model reads inventory values with the defaults the declaring roles document: one answer for both."""
+    specs = {}
+    for role in ('fabric_network', 'mpi', 'mpi_hostfile', 'roce_qos'):
+        spec = yaml.safe_load((ROOT / 'roles' / role / 'meta' / 'argument_specs.yml').read_text())
+        specs.update(spec['argument_specs']['main']['options'])
+    for name, default in DEFAULTS.items():
+        documented = specs[name].get('default')
+        assert documented == default or (documented is None and default in ([], {})), name
+
+
+def test_the_roles_list_of_inputs_is_the_models():
+    names = yaml.safe_load((ROOT / 'roles' / 'cluster_model' / 'vars' / 'main.yml').read_text())['__cluster_model_inputs']
+    assert names == list(DEFAULTS)
+
+
+def test_inputs_set_where_a_role_runs_but_not_on_the_host_are_named():
+    from ansible_collections.hpcfabric.cluster.plugins.module_utils.cluster_model import overridden_inputs
+    host = {'mpi_ucx_tls': ['tcp', 'self', 'sm'], 'fabric_network_mtu': 9000}
+    # a role parameter that differs; role defaults equal to the model's; unset values
+    effective = {'mpi_ucx_tls': ['tcp', 'self', 'sm', 'cuda_copy', 'cuda_ipc'], 'mpi_cuda': False, 'roce_qos_policy': {},
+                 'fabric_network_mtu': 9000, 'mpi_hostfile_slots': None}
+    assert overridden_inputs(effective, host) == ['mpi_ucx_tls']
+    assert overridden_inputs(dict(effective, mpi_ucx_tls=['tcp', 'self', 'sm']), host) == []
+    assert overridden_inputs({'mpi_cuda': True}, {}) == ['mpi_cuda']
