@@ -1,4 +1,7 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) hpcfabric maintainers
 """Unpack the named collections from the PyPI 'ansible' wheel into DEST/ansible_collections."""
+from __future__ import annotations
 import shutil
 import sys
 import zipfile

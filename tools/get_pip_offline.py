@@ -1,4 +1,7 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) hpcfabric maintainers
 """Stand-in for ansible-test's get-pip download: ensurepip, then pip from the configured index."""
+from __future__ import annotations
 import subprocess
 import sys
 

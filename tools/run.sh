@@ -95,6 +95,13 @@ stage_build() {
     ANSIBLE_COLLECTIONS_PATH="$inst" ansible-doc -t "$kind" "$p" >/dev/null || die "ansible-doc -t $kind $p failed on the installed tarball"
     echo "ansible-doc -t $kind $p: ok"
   done
+  # what ansible-builder puts into an execution environment from the installed copy (building one needs a base image
+  # from a registry, which CI cannot reach): every requirement of the collection's own files, nothing else
+  local want got
+  want="$( (grep -v '^#' requirements.txt; grep -v '^#' bindep.txt) | grep . | sed 's/$/  # from collection hpcfabric.cluster/' | sort)"
+  got="$(ansible-builder introspect "$inst" | sed -n "s/^- '\(.*\)'$/\1/p" | sort)"
+  [ "$want" = "$got" ] || die "ansible-builder introspect of the installed tarball gives:\n$got\nexpected:\n$want"
+  echo "ansible-builder introspect: $(echo "$got" | wc -l) requirements from meta/execution-environment.yml: ok"
 }
 
 run_all() {

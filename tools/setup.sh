@@ -15,7 +15,7 @@ SYSTEM_PACKAGES=(podman runc debootstrap apt-cacher-ng iptables openmpi-bin libo
 ANSIBLE_BUNDLE="ansible==14.5.0"
 COLLECTIONS_DIR="$CACHE/collections"
 COLLECTIONS=(ansible.posix community.general community.crypto ansible.netcommon ansible.utils
-             arista.eos dellemc.enterprise_sonic containers.podman community.library_inventory_filtering_v1)
+             arista.eos containers.podman community.library_inventory_filtering_v1)
 
 pick_python() {
   local c

@@ -1,8 +1,11 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) hpcfabric maintainers
 """Hash the files that can change a molecule scenario's result.
 
 Reads NUL-separated paths (git ls-files -z) on stdin; argv[1] is the scenario's directory. Left out: docs and
 changelogs, the other scenarios, and the tests that run without the lab. Prints one sha256 over paths and contents.
 """
+from __future__ import annotations
 import hashlib
 import os
 import sys

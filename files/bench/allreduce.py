@@ -1,6 +1,5 @@
-# -*- coding: utf-8 -*-
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright (c) hpcfabric maintainers
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """MPI_Allreduce (sum, float32) bandwidth sweep with a correctness check, for mpirun.
 
 Run one rank per GPU (or per core with --device cpu):
@@ -13,7 +12,7 @@ Exit status: 0 every result correct, 1 a result was wrong (the JSON is still wri
 unusable environment (no mpi4py, no CuPy, no GPU, MPI known not to be CUDA-aware).
 """
 
-from __future__ import absolute_import, division, print_function
+from __future__ import annotations
 
 import argparse
 import ctypes

@@ -1,6 +1,5 @@
-# -*- coding: utf-8 -*-
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright (c) hpcfabric maintainers
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Smoke training job: proves that data-parallel training runs, checkpoints and restarts on the cluster.
 
 A two-layer MLP learns a noisy synthetic regression; every rank holds its own shard of the data, the gradients
@@ -16,7 +15,7 @@ Exit status: 0 ok, 1 the job failed (the JSON says why), 2 bad arguments or an u
 Needs allreduce.py from the same directory.
 """
 
-from __future__ import absolute_import, division, print_function
+from __future__ import annotations
 
 import math
 import os

@@ -1,9 +1,7 @@
-# -*- coding: utf-8 -*-
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright (c) hpcfabric maintainers
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
+from __future__ import annotations
 
 DOCUMENTATION = r'''
 name: allreduce_busbw
@@ -44,19 +42,18 @@ _value:
   type: float
 '''
 
-from ansible.errors import AnsibleFilterError
-
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.bench_output import allreduce_busbw as _busbw
+from ansible_collections.hpcfabric.cluster.plugins.plugin_utils.filters import as_filter
 
 
 def _algbw(value):
     # Values read from command output or templated vars arrive as strings.
     if isinstance(value, bool):
-        raise AnsibleFilterError('allreduce_busbw: algbw must be a number, got %r' % (value,))
+        raise ValueError('algbw must be a number, got %r' % (value,))
     try:
         return float(value)
-    except (TypeError, ValueError):
-        raise AnsibleFilterError('allreduce_busbw: algbw must be a number, got %r' % (value,))
+    except (TypeError, ValueError) as exc:
+        raise ValueError('algbw must be a number, got %r' % (value,)) from exc
 
 
 def _ranks(value):
@@ -66,19 +63,16 @@ def _ranks(value):
         return int(value)
     if isinstance(value, str) and value.strip().lstrip('-').isdigit():
         return int(value)
-    raise AnsibleFilterError('allreduce_busbw: ranks must be a whole number, got %r' % (value,))
+    raise ValueError('ranks must be a whole number, got %r' % (value,))
 
 
 def allreduce_busbw(algbw, ranks):
     """algbw * 2 * (ranks - 1) / ranks; see DOCUMENTATION."""
-    try:
-        return _busbw(_algbw(algbw), _ranks(ranks))
-    except ValueError as exc:
-        raise AnsibleFilterError('allreduce_busbw: %s' % exc)
+    return _busbw(_algbw(algbw), _ranks(ranks))
 
 
 class FilterModule(object):
     """Allreduce bus bandwidth filter."""
 
     def filters(self):
-        return {'allreduce_busbw': allreduce_busbw}
+        return {'allreduce_busbw': as_filter('allreduce_busbw', allreduce_busbw)}

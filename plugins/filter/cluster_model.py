@@ -1,10 +1,8 @@
-# -*- coding: utf-8 -*-
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright (c) hpcfabric maintainers
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The cluster_model filter: the per-node plan every role reads, computed once."""
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
+from __future__ import annotations
 
 DOCUMENTATION = r'''
 name: cluster_model
@@ -91,14 +89,14 @@ _value:
       elements: dict
 '''
 
-from ansible.errors import AnsibleFilterError
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.cluster_model import build_model
+from ansible_collections.hpcfabric.cluster.plugins.plugin_utils.filters import as_filter
 
 
 def cluster_model(hostvars, hosts):
     """See DOCUMENTATION."""
     if isinstance(hosts, (str, dict)) or not hasattr(hosts, '__iter__'):
-        raise AnsibleFilterError('cluster_model: hosts must be a list of inventory names, got %s' % type(hosts).__name__)
+        raise ValueError('hosts must be a list of inventory names, got %s' % type(hosts).__name__)
     return build_model(hostvars, hosts)
 
 
@@ -106,4 +104,4 @@ class FilterModule(object):
     """hpcfabric.cluster cluster model filter."""
 
     def filters(self):
-        return {'cluster_model': cluster_model}
+        return {'cluster_model': as_filter('cluster_model', cluster_model)}

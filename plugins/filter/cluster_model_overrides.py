@@ -1,10 +1,8 @@
-# -*- coding: utf-8 -*-
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright (c) hpcfabric maintainers
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The cluster_model_overrides filter: model inputs set as play or role variables, which the model cannot see."""
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
+from __future__ import annotations
 
 DOCUMENTATION = r'''
 name: cluster_model_overrides
@@ -57,8 +55,8 @@ _value:
   elements: str
 '''
 
-from ansible.errors import AnsibleFilterError
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.cluster_model import overridden_inputs
+from ansible_collections.hpcfabric.cluster.plugins.plugin_utils.filters import as_filter
 
 UNSET = '__unset__'
 
@@ -66,7 +64,7 @@ UNSET = '__unset__'
 def cluster_model_overrides(values, names, host_variables):
     """See DOCUMENTATION."""
     if not isinstance(values, list) or not isinstance(names, list) or len(values) != len(names):
-        raise AnsibleFilterError('cluster_model_overrides: values and names must be lists of the same length')
+        raise ValueError('values and names must be lists of the same length')
     return overridden_inputs(dict((n, None if v == UNSET else v) for n, v in zip(names, values)), host_variables)
 
 
@@ -74,4 +72,4 @@ class FilterModule(object):
     """hpcfabric.cluster cluster model overrides filter."""
 
     def filters(self):
-        return {'cluster_model_overrides': cluster_model_overrides}
+        return {'cluster_model_overrides': as_filter('cluster_model_overrides', cluster_model_overrides)}

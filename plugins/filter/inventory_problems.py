@@ -1,10 +1,8 @@
-# -*- coding: utf-8 -*-
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright (c) hpcfabric maintainers
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The inventory_problems filter: the whole of check_inventory.yml's checks, every host read once."""
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
+from __future__ import annotations
 
 DOCUMENTATION = r'''
 name: inventory_problems
@@ -82,10 +80,10 @@ _value:
       elements: str
 '''
 
-from ansible.errors import AnsibleFilterError
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.cluster_model import build_model
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.inventory_spec import read_variables, spec_problems
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.qos_plan import check_qos
+from ansible_collections.hpcfabric.cluster.plugins.plugin_utils.filters import as_filter
 from ansible_collections.hpcfabric.cluster.plugins.plugin_utils.role_specs import role_options
 
 # what the model and the RoCE check read besides the roles' own variables
@@ -94,7 +92,7 @@ _EXTRA = ['ansible_host']
 
 def _names(value, what):
     if isinstance(value, (str, dict)) or not hasattr(value, '__iter__'):
-        raise AnsibleFilterError('inventory_problems: %s must be a list, got %s' % (what, type(value).__name__))
+        raise ValueError('%s must be a list, got %s' % (what, type(value).__name__))
     return list(value)
 
 
@@ -119,4 +117,4 @@ class FilterModule(object):
     """hpcfabric.cluster inventory check filter."""
 
     def filters(self):
-        return {'inventory_problems': inventory_problems}
+        return {'inventory_problems': as_filter('inventory_problems', inventory_problems)}

@@ -1,9 +1,7 @@
-# -*- coding: utf-8 -*-
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright (c) hpcfabric maintainers
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
+from __future__ import annotations
 
 DOCUMENTATION = r'''
 name: mpi_hostfile
@@ -76,20 +74,20 @@ _value:
   sample: "node01 slots=8\nnode02 slots=8\n"
 '''
 
-from ansible.errors import AnsibleFilterError
+from ansible_collections.hpcfabric.cluster.plugins.plugin_utils.filters import as_filter
 
 
 def _slot_count(value, name):
     if isinstance(value, bool):
-        raise AnsibleFilterError('mpi_hostfile: host %r: slots must be a whole number >= 1, got %r' % (name, value))
+        raise ValueError('host %r: slots must be a whole number >= 1, got %r' % (name, value))
     try:
         slots = int(value)
-    except (TypeError, ValueError):
-        raise AnsibleFilterError('mpi_hostfile: host %r: slots must be a whole number >= 1, got %r' % (name, value))
+    except (TypeError, ValueError) as exc:
+        raise ValueError('host %r: slots must be a whole number >= 1, got %r' % (name, value)) from exc
     if slots != value and str(slots) != str(value).strip():
-        raise AnsibleFilterError('mpi_hostfile: host %r: slots must be a whole number >= 1, got %r' % (name, value))
+        raise ValueError('host %r: slots must be a whole number >= 1, got %r' % (name, value))
     if slots < 1:
-        raise AnsibleFilterError('mpi_hostfile: host %r: slots must be at least 1, got %d' % (name, slots))
+        raise ValueError('host %r: slots must be at least 1, got %d' % (name, slots))
     return slots
 
 
@@ -101,25 +99,24 @@ def _entry(host, default_slots, name_key):
         name = host
         slots = default_slots
     if not isinstance(name, str) or not name.strip():
-        raise AnsibleFilterError('mpi_hostfile: empty or missing host name in %r' % (host,))
+        raise ValueError('empty or missing host name in %r' % (host,))
     if name != name.strip() or len(name.split()) != 1:
-        raise AnsibleFilterError('mpi_hostfile: host %r: a host name cannot contain whitespace' % (name,))
+        raise ValueError('host %r: a host name cannot contain whitespace' % (name,))
     if slots is None:
-        raise AnsibleFilterError('mpi_hostfile: host %r has no slot count: give it slots or pass slots=N' % (name,))
+        raise ValueError('host %r has no slot count: give it slots or pass slots=N' % (name,))
     return name, _slot_count(slots, name)
 
 
 def mpi_hostfile(hosts, slots=None, name_key='name'):
     """Open MPI hostfile text; see DOCUMENTATION."""
     if isinstance(hosts, (str, dict)) or not hasattr(hosts, '__iter__'):
-        raise AnsibleFilterError('mpi_hostfile expects a list of host names or {name, slots} dicts, got %s'
-                                 % type(hosts).__name__)
+        raise ValueError('expects a list of host names or {name, slots} dicts, got %s' % type(hosts).__name__)
     seen = set()
     lines = []
     for host in hosts:
         name, count = _entry(host, slots, name_key)
         if name in seen:
-            raise AnsibleFilterError('mpi_hostfile: duplicate host %r' % (name,))
+            raise ValueError('duplicate host %r' % (name,))
         seen.add(name)
         lines.append('%s slots=%d\n' % (name, count))
     return ''.join(lines)
@@ -129,4 +126,4 @@ class FilterModule(object):
     """Open MPI hostfile filter."""
 
     def filters(self):
-        return {'mpi_hostfile': mpi_hostfile}
+        return {'mpi_hostfile': as_filter('mpi_hostfile', mpi_hostfile)}

@@ -1,9 +1,7 @@
-# -*- coding: utf-8 -*-
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright (c) hpcfabric maintainers
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
+from __future__ import annotations
 
 DOCUMENTATION = r'''
 name: nccl_tests_results
@@ -78,27 +76,22 @@ _value:
       type: int
 '''
 
-from ansible.errors import AnsibleFilterError
 
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.bench_output import (
-    BenchParseError,
     parse_nccl_tests,
 )
+from ansible_collections.hpcfabric.cluster.plugins.plugin_utils.filters import as_filter
 
 
 def nccl_tests_results(text):
     """Parse all_reduce_perf output; see DOCUMENTATION."""
     if not isinstance(text, str):
-        raise AnsibleFilterError('nccl_tests_results expects the all_reduce_perf output as a string, got %s'
-                                 % type(text).__name__)
-    try:
-        return parse_nccl_tests(text)
-    except BenchParseError as exc:
-        raise AnsibleFilterError('nccl_tests_results: %s' % exc)
+        raise TypeError('expects the all_reduce_perf output as a string, got %s' % type(text).__name__)
+    return parse_nccl_tests(text)
 
 
 class FilterModule(object):
     """nccl-tests result filter."""
 
     def filters(self):
-        return {'nccl_tests_results': nccl_tests_results}
+        return {'nccl_tests_results': as_filter('nccl_tests_results', nccl_tests_results)}

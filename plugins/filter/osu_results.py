@@ -1,9 +1,7 @@
-# -*- coding: utf-8 -*-
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright (c) hpcfabric maintainers
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
+from __future__ import annotations
 
 DOCUMENTATION = r'''
 name: osu_results
@@ -59,27 +57,22 @@ _value:
       elements: dict
 '''
 
-from ansible.errors import AnsibleFilterError
 
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.bench_output import (
-    BenchParseError,
     parse_osu,
 )
+from ansible_collections.hpcfabric.cluster.plugins.plugin_utils.filters import as_filter
 
 
 def osu_results(text):
     """Parse OSU micro-benchmark output; see DOCUMENTATION."""
     if not isinstance(text, str):
-        raise AnsibleFilterError('osu_results expects the benchmark output as a string, got %s'
-                                 % type(text).__name__)
-    try:
-        return parse_osu(text)
-    except BenchParseError as exc:
-        raise AnsibleFilterError('osu_results: %s' % exc)
+        raise TypeError('expects the benchmark output as a string, got %s' % type(text).__name__)
+    return parse_osu(text)
 
 
 class FilterModule(object):
     """OSU micro-benchmark result filter."""
 
     def filters(self):
-        return {'osu_results': osu_results}
+        return {'osu_results': as_filter('osu_results', osu_results)}

@@ -1,6 +1,10 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) hpcfabric maintainers
 """The qos_plan filter: one lossless RoCE policy across nodes and switches, checked once."""
+from __future__ import annotations
 
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.qos_plan import check_qos
+from ansible_collections.hpcfabric.cluster.plugins.plugin_utils.filters import as_filter
 
 DOCUMENTATION = r"""
 name: qos_plan
@@ -51,4 +55,4 @@ class FilterModule:
     """hpcfabric.cluster QoS plan filter."""
 
     def filters(self):
-        return {'qos_plan': check_qos}
+        return {'qos_plan': as_filter('qos_plan', check_qos)}

@@ -1,6 +1,6 @@
-# -*- coding: utf-8 -*-
-# Copyright: hpcfabric maintainers
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) hpcfabric maintainers
+from __future__ import annotations
 
 DOCUMENTATION = r"""
 name: roce_qos_policy
@@ -70,9 +70,8 @@ _value:
       sample: {host: 9000, switch: 9214}
 """
 
-from ansible.errors import AnsibleFilterError
-
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.roce_policy import PolicyError, resolve_policy
+from ansible_collections.hpcfabric.cluster.plugins.plugin_utils.filters import as_filter
 
 
 def roce_qos_policy(overrides):
@@ -80,11 +79,11 @@ def roce_qos_policy(overrides):
     try:
         return resolve_policy(overrides)
     except PolicyError as exc:
-        raise AnsibleFilterError('invalid RoCE QoS policy: %s' % exc)
+        raise ValueError('invalid RoCE QoS policy: %s' % exc) from exc
 
 
 class FilterModule(object):
     """The lossless RoCE policy filter."""
 
     def filters(self):
-        return {'roce_qos_policy': roce_qos_policy}
+        return {'roce_qos_policy': as_filter('roce_qos_policy', roce_qos_policy)}

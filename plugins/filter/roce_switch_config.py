@@ -1,6 +1,6 @@
-# -*- coding: utf-8 -*-
-# Copyright: hpcfabric maintainers
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) hpcfabric maintainers
+from __future__ import annotations
 
 DOCUMENTATION = r"""
 name: roce_switch_config
@@ -101,10 +101,9 @@ _value:
       type: raw
 """
 
-from ansible.errors import AnsibleFilterError
-
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.roce_policy import PolicyError
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.switch_qos_render import render
+from ansible_collections.hpcfabric.cluster.plugins.plugin_utils.filters import as_filter
 
 
 def roce_switch_config(policy, platform, ports, running=None, eos_queue='uc-tx-queue'):
@@ -112,11 +111,11 @@ def roce_switch_config(policy, platform, ports, running=None, eos_queue='uc-tx-q
     try:
         return render(platform, policy, ports, running=running, eos_queue=eos_queue)
     except PolicyError as exc:
-        raise AnsibleFilterError('cannot render the RoCE QoS policy for %s: %s' % (platform, exc))
+        raise ValueError('cannot render the RoCE QoS policy for %s: %s' % (platform, exc)) from exc
 
 
 class FilterModule(object):
     """Switch renderers of the lossless RoCE policy."""
 
     def filters(self):
-        return {'roce_switch_config': roce_switch_config}
+        return {'roce_switch_config': as_filter('roce_switch_config', roce_switch_config)}

@@ -1,47 +1,37 @@
-# -*- coding: utf-8 -*-
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright (c) hpcfabric maintainers
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters of the validate role: ring_rounds, allreduce_threshold, allreduce_verdict, isolation_verdict,
-preflight_problems.
+"""Filters of the validate role: ring_rounds, threshold_inputs, allreduce_threshold, allreduce_verdict,
+isolation_verdict, preflight_problems, interface_states, host_problems, hostfile_entries, pair_results,
+report_runs.
 
 Each filter is documented in its own file beside this one (ring_rounds.yml, ...), as ansible-doc looks
-documentation up by filter name. The logic is in module_utils/validate_checks.py.
+documentation up by filter name. The logic is in module_utils/validate_checks.py (the decisions) and
+module_utils/validate_collect.py (what the role's tasks gathered, put into shape).
 """
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
+from __future__ import annotations
 
-from ansible.errors import AnsibleFilterError
+from ansible_collections.hpcfabric.cluster.plugins.module_utils import validate_checks, validate_collect
+from ansible_collections.hpcfabric.cluster.plugins.plugin_utils.filters import as_filter
 
-from ansible_collections.hpcfabric.cluster.plugins.module_utils import validate_checks
+ring_rounds = as_filter('ring_rounds', validate_checks.ring_rounds)
+threshold_inputs = as_filter('threshold_inputs', validate_checks.threshold_inputs)
+allreduce_threshold = as_filter('allreduce_threshold', validate_checks.allreduce_threshold)
+allreduce_verdict = as_filter('allreduce_verdict', validate_checks.allreduce_verdict)
+isolation_verdict = as_filter('isolation_verdict', validate_checks.isolation_verdict)
+preflight_problems = as_filter('preflight_problems', validate_checks.preflight_problems)
+interface_states = as_filter('interface_states', validate_collect.interface_states)
+host_problems = as_filter('host_problems', validate_collect.host_problems)
+hostfile_entries = as_filter('hostfile_entries', validate_collect.hostfile_entries)
+pair_results = as_filter('pair_results', validate_collect.pair_results)
+report_runs = as_filter('report_runs', validate_collect.report_runs)
 
-
-def _filter(name, function):
-    def run(*args, **kwargs):
-        try:
-            return function(*args, **kwargs)
-        except ValueError as exc:
-            raise AnsibleFilterError('%s: %s' % (name, exc))
-    run.__name__ = name
-    run.__doc__ = function.__doc__
-    return run
-
-
-ring_rounds = _filter('ring_rounds', validate_checks.ring_rounds)
-allreduce_threshold = _filter('allreduce_threshold', validate_checks.allreduce_threshold)
-allreduce_verdict = _filter('allreduce_verdict', validate_checks.allreduce_verdict)
-isolation_verdict = _filter('isolation_verdict', validate_checks.isolation_verdict)
-preflight_problems = _filter('preflight_problems', validate_checks.preflight_problems)
+_FILTERS = (ring_rounds, threshold_inputs, allreduce_threshold, allreduce_verdict, isolation_verdict,
+            preflight_problems, interface_states, host_problems, hostfile_entries, pair_results, report_runs)
 
 
 class FilterModule(object):
     """The validate role's filters."""
 
     def filters(self):
-        return {
-            'ring_rounds': ring_rounds,
-            'allreduce_threshold': allreduce_threshold,
-            'allreduce_verdict': allreduce_verdict,
-            'isolation_verdict': isolation_verdict,
-            'preflight_problems': preflight_problems,
-        }
+        return dict((function.__name__, function) for function in _FILTERS)

@@ -1,14 +1,12 @@
-# -*- coding: utf-8 -*-
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright (c) hpcfabric maintainers
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Pure parsers for benchmark text: nccl-tests ``all_reduce_perf`` and OSU micro-benchmarks.
 
 Also the nccl-tests bus-bandwidth formula. Used by the filter plugins and the validate role.
 Unparseable text raises :class:`BenchParseError` carrying the offending line.
 """
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
+from __future__ import annotations
 
 import re
 

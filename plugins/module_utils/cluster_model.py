@@ -1,6 +1,5 @@
-# -*- coding: utf-8 -*-
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright (c) hpcfabric maintainers
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The cluster model: every per-node decision that spans roles, computed once from the inventory and the facts.
 
 ``build_model(hostvars, hosts)`` is the one function behind ``check_inventory.yml`` (inventory only) and the
@@ -14,8 +13,7 @@ Work is linear in the number of interfaces. Inventory values are read with the r
 (``DEFAULTS``; a unit test holds them equal to the roles' argument specs).
 """
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
+from __future__ import annotations
 
 import re
 
@@ -35,6 +33,8 @@ DEFAULTS = {
     'mpi_env_extra': {},
     'mpi_hostfile_slots': None,
     'roce_qos_policy': {},
+    'ssh_trust_user': 'mpiuser',
+    'mpi_hostfile_path': '/etc/mpi/hostfile',
 }
 UCX_CUDA_TRANSPORTS = ('cuda_copy', 'cuda_ipc')
 # RDMA traffic carries the DSCP in the upper six bits of the ToS byte and ECT(0) in the ECN field
@@ -82,13 +82,21 @@ def _mac_names(facts):
     return names
 
 
+def interface_name(iface, mac_names):
+    """The kernel name of a ``fabric_network_interfaces`` entry: its ``name``, else the name its ``mac`` has in
+    ``mac_names`` (``{lowercase mac: kernel name}``); None when neither gives one.
+    """
+    mac = iface.get('mac')
+    return iface.get('name') or (mac_names.get(str(mac).lower()) if mac else None)
+
+
 def _interfaces(hostvars, host, rails, mac_names):
     """The host's fabric interfaces with their kernel names (resolved from the MAC where facts allow), MTU, names."""
     host_mtu = _setting(hostvars, host, 'fabric_network_mtu')
     result = []
     for iface in _setting(hostvars, host, 'fabric_network_interfaces'):
         mac = iface.get('mac')
-        name = iface.get('name') or (mac_names.get(str(mac).lower()) if mac else None)
+        name = interface_name(iface, mac_names)
         result.append({
             'name': name,
             'mac': str(mac).lower() if mac else None,
@@ -239,11 +247,23 @@ def _rails(hostvars, hosts, problems):
     return rails
 
 
+def _launcher(hostvars, hosts, problems):
+    """Who launches jobs and with which hostfile: one account for the whole cluster, the first node's hostfile."""
+    if not hosts:
+        return {'user': DEFAULTS['ssh_trust_user'], 'hostfile': DEFAULTS['mpi_hostfile_path']}
+    user = _setting(hostvars, hosts[0], 'ssh_trust_user')
+    for host in hosts[1:]:
+        if _setting(hostvars, host, 'ssh_trust_user') != user:
+            problems.append("ssh_trust_user on %s: differs from %s's; mpirun starts every rank as one account, the "
+                            'same on every node (set it for the group)' % (host, hosts[0]))
+    return {'user': user, 'hostfile': _setting(hostvars, hosts[0], 'mpi_hostfile_path')}
+
+
 def build_model(hostvars, hosts):
     """Return the model of ``hosts`` (inventory names, in inventory order) from ``hostvars``.
 
-    ``{hosts, problems, warnings, hosts_entries, nodes: {host: {...}}, hostfile: [{host, name, slots}],
-    member_sources}``: the hostfile entries are named by each host's primary fabric name (slots None where unknown);
+    ``{hosts, problems, warnings, launcher: {user, hostfile}, hosts_entries, nodes: {host: {...}},
+    hostfile: [{host, name, slots}], member_sources}``: the hostfile entries are named by each host's primary fabric name (slots None where unknown);
     ``member_sources`` are the rail subnets and every node's management address, where cluster members connect from. With problems, ``nodes``,
     ``hosts_entries`` and ``hostfile`` are empty: nothing may be rendered from a plan that does not hold.
     """
@@ -254,9 +274,10 @@ def build_model(hostvars, hosts):
     default_mtu = _setting(hostvars, hosts[0], 'fabric_network_mtu') if hosts else DEFAULTS['fabric_network_mtu']
     problems.extend(check_plan(hostvars, hosts, rails, default_mtu))
     policies = _policy(hostvars, hosts, problems)
+    launcher = _launcher(hostvars, hosts, problems)
     if problems:
         return {'hosts': hosts, 'problems': problems, 'warnings': warnings, 'hosts_entries': [], 'nodes': {}, 'hostfile': [],
-                'member_sources': []}
+                'member_sources': [], 'launcher': launcher}
 
     aliases = host_aliases(hostvars, hosts, rails)
     nodes = {}
@@ -277,16 +298,17 @@ def build_model(hostvars, hosts):
             'rdma_ports': ports,
             'roce': {'traffic_class': traffic_class(policy), 'dscp': policy['roce']['dscp'],
                      'priority': policy['roce']['priority']},
+            'roce_policy': policy,
             'job_env': job_environment(hostvars, host, interfaces, ports, policy, problems, warnings),
             'ranks': rank_bindings(ports, facts),
         }
     if problems:
         return {'hosts': hosts, 'problems': problems, 'warnings': warnings, 'hosts_entries': [], 'nodes': {}, 'hostfile': [],
-                'member_sources': []}
+                'member_sources': [], 'launcher': launcher}
     _warn_uneven_env(hosts, nodes, warnings)
     managed = (hostvars.get(h, {}).get('ansible_host') for h in hosts)
     sources = [str(rail.get('subnet')) for rail in rails] + [str(a) for a in managed if a]
-    return {'hosts': hosts, 'problems': [], 'warnings': warnings,
+    return {'hosts': hosts, 'problems': [], 'warnings': warnings, 'launcher': launcher,
             'hosts_entries': hosts_entries(hostvars, hosts, rails), 'nodes': nodes,
             'member_sources': list(dict.fromkeys(sources)),
             'hostfile': [{'host': h, 'name': nodes[h]['primary_name'], 'slots': nodes[h]['slots']} for h in hosts]}

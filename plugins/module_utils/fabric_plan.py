@@ -1,8 +1,11 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) hpcfabric maintainers
 """Cluster-wide fabric addressing plan: checks and /etc/hosts entries built once from inventory.
 
 Everything here is linear in the number of interfaces so that a 1000-node inventory is checked in one pass on
 the controller instead of one task per host pair.
 """
+from __future__ import annotations
 import ipaddress
 
 MTU_MIN = 1280

@@ -1,15 +1,12 @@
-# -*- coding: utf-8 -*-
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright (c) hpcfabric maintainers
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Read RDMA devices from a ``/sys/class/infiniband`` tree into the ``ansible_facts.ib`` device structure.
 
 Only reads files under the root it is given, so tests point it at a fake tree. Values are normalised to
 what ``ibstat`` prints (state "Active", physical state "LinkUp", rate 200 or 2.5, GUIDs "0x" + 16 hex digits).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import os
 import re

@@ -1,6 +1,5 @@
-# -*- coding: utf-8 -*-
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright (c) hpcfabric maintainers
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Parse ``ibstat`` text into the ``ansible_facts.ib`` structure, and summarise it.
 
 Pure functions only: no I/O, so both the module and the unit tests call them on recorded text.
@@ -8,9 +7,7 @@ Pure functions only: no I/O, so both the module and the unit tests call them on 
 ``summarize()`` kept here, so both sources report identical values.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import re
 

@@ -1,6 +1,5 @@
-# -*- coding: utf-8 -*-
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright (c) hpcfabric maintainers
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Every host's variables against the argument specs of the roles that run on it, in one linear pass.
 
 The same validator as ``ansible.builtin.validate_argument_spec`` and a role's own argument check, one host at a
@@ -8,8 +7,7 @@ time: a 1000-node inventory costs 1000 small validations, not one task whose spe
 every host.
 """
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
+from __future__ import annotations
 
 import copy
 

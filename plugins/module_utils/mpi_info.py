@@ -1,6 +1,5 @@
-# -*- coding: utf-8 -*-
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright (c) hpcfabric maintainers
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Pure parsers for ``ompi_info --parsable --all``, ``ucx_info -v`` and ``ucx_info -d`` text.
 
 Every parser returns ``(facts, warnings)``: facts that could not be read are ``None`` and a
@@ -8,8 +7,7 @@ warning says why, so a support bundle with partial output still yields what is t
 Text with nothing recognisable raises :class:`MpiInfoParseError` naming the command and line.
 """
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
+from __future__ import annotations
 
 import re
 

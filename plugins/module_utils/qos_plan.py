@@ -1,4 +1,7 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) hpcfabric maintainers
 """Cross-host checks of the lossless RoCE policy: every node and switch must carry the same one."""
+from __future__ import annotations
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.roce_policy import PolicyError, resolve_policy
 
 # what both ends of a link must agree on for RoCE traffic to be lossless (ECN and ETS may be tuned per device)

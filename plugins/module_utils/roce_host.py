@@ -1,6 +1,5 @@
-# -*- coding: utf-8 -*-
-# Copyright: hpcfabric maintainers
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) hpcfabric maintainers
 """Host side of the lossless RoCE policy: find the RoCE NICs, apply the policy, read it back.
 
 This file uses the standard library and the collection's sysfs reader (ib_sysfs.py, ibstat.py) only. The
@@ -15,6 +14,7 @@ per-priority ECN switches ``/sys/class/net/<if>/ecn/roce_{np,rp}/enable/<prio>``
 has them. The policy is the resolved ``roce_qos_policy`` (see roce_policy.py); priority N is carried
 by traffic class N.
 """
+from __future__ import annotations
 
 import os
 import re

@@ -1,6 +1,5 @@
-# -*- coding: utf-8 -*-
-# Copyright: hpcfabric maintainers
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) hpcfabric maintainers
 """The lossless RoCE policy: one data model for hosts and switches.
 
 ``DEFAULT_POLICY`` is the only place where the collection's default values live. Roles take
@@ -11,6 +10,7 @@ before anything is rendered or applied.
 Traffic classes are numbered like priorities: priority N is carried by traffic class N on the NICs
 and on the switches, so ETS shares and ECN settings are indexed by priority.
 """
+from __future__ import annotations
 
 import copy
 

@@ -1,6 +1,5 @@
-# -*- coding: utf-8 -*-
-# Copyright: hpcfabric maintainers
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) hpcfabric maintainers
 """Render the lossless RoCE policy for leaf/spine switches: NVIDIA Cumulus (NVUE), SONiC, Arista EOS.
 
 Every renderer is a pure function of the policy (``roce_policy.resolve_policy``) and the port list,
@@ -8,6 +7,7 @@ so golden-file tests need no switch. ``render()`` returns the reviewable text pl
 form each apply path needs (NVUE REST body, CONFIG_DB fragment, eos_config blocks) and, when the
 switch's running configuration is given, the differences and (SONiC) the JSON patch.
 """
+from __future__ import annotations
 
 import json
 import re

@@ -1,15 +1,12 @@
-# -*- coding: utf-8 -*-
-# Copyright: hpcfabric maintainers
-# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) hpcfabric maintainers
 """Pure parser for ``nvidia-smi topo -m`` text and the NVML inventory merge.
 
 Nothing here runs a command or imports a GPU library, so every function can be tested on
 recorded outputs.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import re
 

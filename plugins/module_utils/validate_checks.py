@@ -1,19 +1,20 @@
-# -*- coding: utf-8 -*-
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright (c) hpcfabric maintainers
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Pure logic of the validate role: isolation rounds, thresholds, verdicts and preflight checks.
+"""Pure logic of the validate role: its settings and threshold inputs, isolation rounds, thresholds, verdicts and
+preflight checks.
 
 Inputs are the benchmark JSON of ``files/bench/allreduce.py`` and the facts of the collection's facts modules.
 Bad input raises :class:`ValueError` with a message meant for the sysadmin; the filter plugins turn it into
 an AnsibleFilterError.
 """
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
+from __future__ import annotations
 
 import re
 
 THRESHOLD_MODES = ('explicit', 'derived', 'calibrated')
+THRESHOLD_SETTING_MODES = ('auto',) + THRESHOLD_MODES
+_FRACTION_SETTINGS = ('validate_derived_fraction', 'validate_calibrated_fraction')
 UCX_CUDA_TRANSPORTS = ('cuda_copy', 'cuda_ipc')
 # nv_peer_mem is the module's name before it moved into the NVIDIA driver as nvidia-peermem
 PEERMEM_MODULES = ('nvidia_peermem', 'nv_peer_mem')
@@ -190,6 +191,102 @@ def allreduce_threshold(mode, min_busbw_gbs=None, derived_fraction=None, node_ra
     if mode == 'calibrated':
         return _calibrated_threshold(calibrated_fraction, baseline)
     raise ValueError('threshold mode must be one of %s, got %r' % (', '.join(THRESHOLD_MODES), mode))
+
+
+def _setting_whole(settings, name):
+    # -e on the command line gives strings: compare numbers
+    return _whole(settings.get(name), name)
+
+
+def _is_fraction(value):
+    try:
+        return 0 < float(value) <= 1
+    except (TypeError, ValueError):
+        return False
+
+
+def _setting_problems(settings, mode, min_bytes, max_bytes, size_floor):
+    problems = []
+    if not settings.get('in_group'):
+        problems.append('validate_group: this host is not in group %s' % settings.get('validate_group'))
+    if min_bytes < 4 or min_bytes > max_bytes:
+        problems.append('validate_min_bytes=%d must be at least 4 and at most validate_max_bytes=%d'
+                        % (min_bytes, max_bytes))
+    iters = _setting_whole(settings, 'validate_iters')
+    warmup = _setting_whole(settings, 'validate_warmup')
+    if iters < 1 or warmup < 0:
+        problems.append('validate_iters=%d must be at least 1 and validate_warmup=%d at least 0' % (iters, warmup))
+    min_busbw = settings.get('validate_allreduce_min_busbw_gbs')
+    if min_busbw is not None and _number(min_busbw, 'validate_allreduce_min_busbw_gbs') < 0:
+        problems.append('validate_allreduce_min_busbw_gbs=%s is below zero' % (min_busbw,))
+    if mode not in THRESHOLD_MODES:
+        problems.append('validate_threshold_mode=%s must be one of %s'
+                        % (settings.get('validate_threshold_mode'), ', '.join(THRESHOLD_SETTING_MODES)))
+    if mode == 'explicit' and min_busbw is None:
+        problems.append('validate_threshold_mode=explicit needs validate_allreduce_min_busbw_gbs')
+    for name in _FRACTION_SETTINGS:
+        if not _is_fraction(settings.get(name)):
+            problems.append('%s=%s must be above 0 and at most 1' % (name, settings.get(name)))
+    if size_floor is not None and size_floor > max_bytes:
+        problems.append('validate_threshold_min_bytes=%d is above validate_max_bytes=%d: no size would be checked'
+                        % (size_floor, max_bytes))
+    return problems
+
+
+def node_fabric_rate(ib):
+    """A node's fabric bandwidth in Gb/s: the sum of its Active ports' rates (ib_facts), None without any."""
+    if not isinstance(ib, dict):
+        return None
+    rates = [port.get('rate_gbps')
+             for device in (ib.get('devices') or {}).values()
+             for port in ((device or {}).get('ports') or {}).values()
+             if (port or {}).get('state') == 'Active']
+    rates = [rate for rate in rates if isinstance(rate, (int, float)) and not isinstance(rate, bool)]
+    return sum(rates) if rates else None
+
+
+def threshold_inputs(settings, node_ib_facts=None, baseline=None):
+    """The validation's settings checked and its threshold inputs resolved, in one place.
+
+    ``settings`` holds the role's variables by name (``validate_min_bytes``, ``validate_threshold_mode``, ...) and
+    ``in_group``, whether the host is in ``validate_group``; ``node_ib_facts`` maps each node to its
+    ``ansible_facts.ib`` (None or ``{}`` where ib_facts did not run); ``baseline`` is the calibration baseline,
+    None when there is none.
+
+    Returns ``{problems, mode, min_busbw_gbs, node_rates, min_size_bytes}``:
+
+    - ``problems``: what is wrong with the settings, one line each naming the variable;
+    - ``mode`` and ``min_busbw_gbs``: the threshold mode, ``auto`` resolved (explicit when a threshold is set, else
+      derived), and the explicit threshold; a calibrating run without a baseline yet checks correctness only, so
+      it is explicit at 0 GB/s;
+    - ``node_rates``: each node's Active fabric bandwidth in Gb/s (None without ib facts or Active ports);
+    - ``min_size_bytes``: the smallest message size judged against the threshold.
+    """
+    if not isinstance(settings, dict):
+        raise ValueError('settings must be a dict of the validate role\'s variables, got %s' % type(settings).__name__)
+    if node_ib_facts is not None and not isinstance(node_ib_facts, dict):
+        raise ValueError('node_ib_facts must map each node to its ib facts, got %s' % type(node_ib_facts).__name__)
+    calibrate = settings.get('validate_calibrate', False)
+    if not isinstance(calibrate, bool):
+        raise ValueError('validate_calibrate must be true or false, got %r' % (calibrate,))
+    min_busbw = settings.get('validate_allreduce_min_busbw_gbs')
+    mode = settings.get('validate_threshold_mode')
+    if mode == 'auto':
+        mode = 'explicit' if min_busbw is not None else 'derived'
+    max_bytes = _setting_whole(settings, 'validate_max_bytes')
+    size_floor = settings.get('validate_threshold_min_bytes')
+    size_floor = None if size_floor is None else _whole(size_floor, 'validate_threshold_min_bytes')
+    min_bytes = _setting_whole(settings, 'validate_min_bytes')
+    problems = _setting_problems(settings, mode, min_bytes, max_bytes, size_floor)
+    first_calibration = mode == 'calibrated' and calibrate and baseline is None
+    return {
+        'problems': problems,
+        'mode': 'explicit' if first_calibration else mode,
+        'min_busbw_gbs': 0 if first_calibration else min_busbw,
+        'node_rates': dict((host, node_fabric_rate(ib)) for host, ib in (node_ib_facts or {}).items()),
+        # the large sizes, where a healthy fabric is at full speed: the top quarter of the sweep unless told otherwise
+        'min_size_bytes': max_bytes // 4 if size_floor is None else size_floor,
+    }
 
 
 def _rows(bench, what):
@@ -444,10 +541,14 @@ def _check_interfaces(facts, expect):
     interfaces = facts.get('interfaces')
     if not isinstance(interfaces, dict):
         return ['interface facts missing']
-    mtu = expect.get('mtu')
-    mtu = None if mtu is None else _whole(mtu, 'expected MTU')
+    # one MTU for every interface, or one per interface name (the cluster model's)
+    mtus = expect.get('mtu')
+    if not isinstance(mtus, dict):
+        mtus = dict.fromkeys(wanted, mtus)
     problems = []
     for name in wanted:
+        mtu = mtus.get(name)
+        mtu = None if mtu is None else _whole(mtu, 'expected MTU of %s' % name)
         seen = interfaces.get(name) or {}
         if seen.get('mtu') is None and seen.get('operstate') is None:
             problems.append('%s: not present' % name)

@@ -1,13 +1,11 @@
-# -*- coding: utf-8 -*-
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright (c) hpcfabric maintainers
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Render the validate role's report dict as Markdown (report.md), a pure function.
 
 The report dict is documented in the ``allreduce_report`` module's ``report`` option.
 """
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
+from __future__ import annotations
 
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_checks import (
     format_gbs,

@@ -1,4 +1,7 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) hpcfabric maintainers
 """Run the benchmark scripts for real under this machine's Open MPI, with Debian's python3-mpi4py and python3-numpy."""
+from __future__ import annotations
 import importlib.util
 import json
 import os

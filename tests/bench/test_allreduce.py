@@ -1,4 +1,7 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) hpcfabric maintainers
 """files/bench/allreduce.py under a real mpirun: the sweep, the nccl-tests arithmetic, the correctness check, errors."""
+from __future__ import annotations
 import socket
 
 import pytest

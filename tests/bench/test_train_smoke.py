@@ -1,4 +1,7 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) hpcfabric maintainers
 """files/bench/train_smoke.py under a real mpirun: train, checkpoint, restart from the checkpoint, failures."""
+from __future__ import annotations
 import socket
 
 import numpy as np

@@ -1,8 +1,11 @@
 #!/usr/bin/env python
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) hpcfabric maintainers
 """Write a synthetic cluster inventory (N nodes x 8 rails, 2 leaves per 32 nodes) for timing controller-side work.
 
 Usage: tests/perf/gen_inventory.py NODES DEST_DIR
 """
+from __future__ import annotations
 import sys
 from pathlib import Path
 

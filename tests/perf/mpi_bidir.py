@@ -1,8 +1,11 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) hpcfabric maintainers
 """MPI's own both-directions ceiling between two ranks: MPI_Sendrecv of one buffer each way, no reduction.
 
 Run by tests/perf/fabric_efficiency.sh with mpirun -np 2 on two nodes; prints one line per size (rank 0):
 "<bytes> <GB/s each way> <ms per numpy add of the buffer>", the add being the reduction's own cost.
 """
+from __future__ import annotations
 import time
 
 import numpy as np

@@ -1,4 +1,7 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) hpcfabric maintainers
 """Where the checkout and its ansible-playbook are, for the tests that run the collection's playbooks."""
+from __future__ import annotations
 import sys
 from pathlib import Path
 

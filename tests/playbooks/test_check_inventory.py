@@ -1,4 +1,7 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) hpcfabric maintainers
 """playbooks/check_inventory.yml accepts the example inventory and stops bad ones, naming variable and host."""
+from __future__ import annotations
 import re
 
 import pytest

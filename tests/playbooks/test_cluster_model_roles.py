@@ -1,9 +1,12 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) hpcfabric maintainers
 """The roles that read the cluster model, run on this machine against a copy of inventories/example as shipped.
 
 Every example node connects locally, so the roles' own tasks (the model's read-only probes included) run for real;
 the GPUs are injected with hpcfabric.cluster.gpu_topology_facts on recorded nvidia-smi output, as a node with a
 driver would have gathered them before the hostfile is written.
 """
+from __future__ import annotations
 import sys
 
 import yaml
@@ -35,7 +38,7 @@ def mpi_checks_play(tmp_path, role_vars):
   tasks:
     - ansible.builtin.include_role:
         name: hpcfabric.cluster.mpi
-        tasks_from: validate.yml
+        tasks_from: assert.yml
       vars: {%s}
     - ansible.builtin.debug:
         msg: "JOBENV {{ inventory_hostname }} {{ cluster_model_plan.nodes[inventory_hostname].job_env | to_json }}"
@@ -71,15 +74,17 @@ HOSTFILE_PLAY = """
       when: inventory_hostname in gpus
     - ansible.builtin.include_role:
         name: hpcfabric.cluster.mpi_hostfile
-      vars:
-        mpi_hostfile_path: "%(dir)s/{{ inventory_hostname }}/hostfile"
 """
 
 
 def hostfile_run(inventory, playbook, tmp_path, gpus):
     local_nodes(inventory)
     inventory.edit('group_vars/gpu_nodes.yml', lambda data: data.pop('mpi_hostfile_slots'))
-    play = write_play(tmp_path, HOSTFILE_PLAY % {'dir': tmp_path})
+    # a model input: a host variable, as the cluster model reads it
+    for host in ('b300-01', 'b300-02'):
+        inventory.edit('host_vars/%s.yml' % host,
+                       lambda data, host=host: data.update(mpi_hostfile_path='%s/%s/hostfile' % (tmp_path, host)))
+    play = write_play(tmp_path, HOSTFILE_PLAY)
     extra = yaml.safe_dump({'topo': str(TOPO), 'gpus': gpus}, default_flow_style=True).strip()
     return playbook(inventory.path, str(play), '-e', extra)
 

@@ -1,70 +1,34 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) hpcfabric maintainers
 """The rdma role on the controller: per-OS package names and DOCA-OFED repository settings, input checks, device check.
 
-Each OS is a local host whose distribution facts sit in the inventory (``os_facts``). The play's first task makes them
-real facts with ``ansible.builtin.set_fact`` and ``cacheable: true``, which stores them in the fact cache, where
-``ansible_facts`` is read from, just as ``setup`` would. The role's own OS dispatch (first_found over vars/) then runs
-unchanged for Debian 12, Ubuntu 22.04 and 24.04 and RHEL 8 and 9 without those machines, and its "gather when
-os_family is missing" step is skipped. The device check runs the real ib_facts module on the recorded sysfs trees of
-tests/unit/fixtures/sysfs.
+Each host is the controller under another OS's facts (the ``os_play`` fixture of conftest.py), so the role's layered
+per-OS variables (set_vars.yml) load for Debian 12 and 13, Ubuntu 22.04 and 24.04, RHEL 8 and 9 and Rocky 9 without
+those machines. The device check runs the real ib_facts module on the recorded sysfs trees of
+tests/unit/fixtures/sysfs. What the role computes in Python (the rdma-core packages by build, the ports not Active)
+is unit-tested in tests/unit/plugins/module_utils/test_rdma_stack.py.
 """
-import json
-import os
-import subprocess
-import sys
-from collections import namedtuple
-
+from __future__ import annotations
 import pytest
-import yaml
 
-from checkout import ANSIBLE_PLAYBOOK, ROOT
+from checkout import ROOT
 
 SYSFS = ROOT / 'tests' / 'unit' / 'fixtures' / 'sysfs'
 
-OSES = {
-    'debian12': {'distribution': 'Debian', 'distribution_major_version': '12', 'distribution_version': '12.7',
-                 'distribution_release': 'bookworm', 'os_family': 'Debian', 'pkg_mgr': 'apt'},
-    'ubuntu2204': {'distribution': 'Ubuntu', 'distribution_major_version': '22', 'distribution_version': '22.04',
-                   'distribution_release': 'jammy', 'os_family': 'Debian', 'pkg_mgr': 'apt'},
-    'ubuntu2404': {'distribution': 'Ubuntu', 'distribution_major_version': '24', 'distribution_version': '24.04',
-                   'distribution_release': 'noble', 'os_family': 'Debian', 'pkg_mgr': 'apt'},
-    'rhel8': {'distribution': 'RedHat', 'distribution_major_version': '8', 'distribution_version': '8.10',
-              'distribution_release': 'Ootpa', 'os_family': 'RedHat', 'pkg_mgr': 'dnf'},
-    'rhel9': {'distribution': 'RedHat', 'distribution_major_version': '9', 'distribution_version': '9.4',
-              'distribution_release': 'Plow', 'os_family': 'RedHat', 'pkg_mgr': 'dnf'},
-}
+DEBIAN_FAMILY = ['debian12', 'debian13', 'ubuntu2204', 'ubuntu2404']
+REDHAT_FAMILY = ['rhel8', 'rhel9', 'rocky9']
 # repository directories shaped like NVIDIA's (https://linux.mellanox.com/public/repo/doca/<release>/<os>/<arch>/);
 # the role takes the URL it is given and computes none
-DOCA_OS = {'debian12': 'debian12', 'ubuntu2204': 'ubuntu22.04', 'ubuntu2404': 'ubuntu24.04',
-           'rhel8': 'rhel8.6', 'rhel9': 'rhel9.2'}
+DOCA_OS = {'debian12': 'debian12', 'debian13': 'debian13', 'ubuntu2204': 'ubuntu22.04', 'ubuntu2404': 'ubuntu24.04',
+           'rhel8': 'rhel8.6', 'rhel9': 'rhel9.2', 'rocky9': 'rhel9.2'}
 DOCA_BASE = 'https://linux.mellanox.com/public/repo/doca/2.9.1'
 DOCA_KEY = 'https://linux.mellanox.com/public/repo/doca/GPG-KEY-Mellanox.pub'
 
-# the first task of every play below: this host's OS facts from the inventory made real facts
-OS_FACTS_TASK = """    - name: Make this host's OS facts from the inventory real facts, as setup would report them
-      ansible.builtin.set_fact:
-        distribution: "{{ os_facts.distribution }}"
-        distribution_major_version: "{{ os_facts.distribution_major_version }}"
-        distribution_version: "{{ os_facts.distribution_version }}"
-        distribution_release: "{{ os_facts.distribution_release }}"
-        os_family: "{{ os_facts.os_family }}"
-        pkg_mgr: "{{ os_facts.pkg_mgr }}"
-        cacheable: true
-"""
-
-# one ansible-playbook run: rc, messages of failed tasks, messages of the others, what COMPUTE wrote per host
-Run = namedtuple('Run', 'rc failed said computed')
-
 # writes what the role computed for each host to OUT/<host>.json
-COMPUTE = """
-- name: Compute the rdma role's variables for each OS
-  hosts: all
-  gather_facts: false
-  tasks:
-""" + OS_FACTS_TASK + """
-    - name: Load the role's OS dispatch
+COMPUTE = """    - name: Load the role's per-OS variables
       ansible.builtin.include_role:
         name: hpcfabric.cluster.rdma
-        tasks_from: os_vars.yml
+        tasks_from: set_vars.yml
         public: true
 
     - name: Write what the role computed
@@ -86,16 +50,10 @@ COMPUTE = """
 """
 
 # the role's checks that run before any change, then its device check
-CHECKS = """
-- name: Run the rdma role's checks
-  hosts: all
-  gather_facts: false
-  tasks:
-""" + OS_FACTS_TASK + """
-    - name: Check the settings
+CHECKS = """    - name: Check the settings
       ansible.builtin.include_role:
         name: hpcfabric.cluster.rdma
-        tasks_from: validate.yml
+        tasks_from: assert.yml
         public: true
 
     - name: Find the devices
@@ -114,87 +72,70 @@ CHECKS = """
 """
 
 
-@pytest.fixture
-def lab(tmp_path):
-    """An inventory of one local host per OS with its facts; ``run(playbook, limit, **extra_vars)`` gives a Run."""
-    hosts = {host: {'ansible_connection': 'local', 'ansible_python_interpreter': sys.executable, 'os_facts': facts}
-             for host, facts in OSES.items()}
-    (tmp_path / 'hosts.yml').write_text(yaml.safe_dump({'all': {'hosts': hosts}}))
-    out = tmp_path / 'out'
-    out.mkdir()
-
-    def run(playbook, limit, **extra_vars):
-        (tmp_path / 'play.yml').write_text(playbook)
-        # the JSON report only: ansible.cfg's profile_tasks would print into it
-        env = dict(os.environ, ANSIBLE_STDOUT_CALLBACK='ansible.posix.json', ANSIBLE_CALLBACKS_ENABLED='ansible.posix.json')
-        proc = subprocess.run(
-            [ANSIBLE_PLAYBOOK, '-i', str(tmp_path / 'hosts.yml'), '-l', limit, str(tmp_path / 'play.yml'),
-             '-e', json.dumps(dict(extra_vars, out=str(out)))],
-            cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
-        try:
-            report = json.loads(proc.stdout)
-        except ValueError:
-            pytest.fail('ansible-playbook printed no JSON report (rc %d): %s' % (proc.returncode, proc.stderr))
-        failed, said = [], []
-        for play in report['plays']:
-            for task in play['tasks']:
-                for result in task['hosts'].values():
-                    (failed if result.get('failed') else said).append(result.get('msg', ''))
-        return Run(proc.returncode, failed, said, {p.stem: json.loads(p.read_text()) for p in out.glob('*.json')})
-
-    return run
+def on(*os_keys):
+    """Hosts named after their OS, for os_play."""
+    return {key: (key, {}) for key in os_keys}
 
 
-def test_inbox_packages_per_os(lab):
-    run = lab(COMPUTE, 'all')
+def test_inbox_packages_per_os(os_play):
+    run = os_play(COMPUTE, on(*DEBIAN_FAMILY, *REDHAT_FAMILY))
     assert run.rc == 0, run.failed
     deb = ['rdma-core', 'ibverbs-providers', 'ibverbs-utils', 'rdmacm-utils', 'infiniband-diags', 'perftest']
     rpm = ['rdma-core', 'libibverbs-utils', 'librdmacm-utils', 'infiniband-diags', 'perftest']
-    assert {host: c['packages'] for host, c in run.computed.items()} == {
-        'debian12': deb, 'ubuntu2204': deb, 'ubuntu2404': deb, 'rhel8': rpm, 'rhel9': rpm}
-    assert {host: c['repo_kind'] for host, c in run.computed.items()} == {
-        'debian12': 'apt', 'ubuntu2204': 'apt', 'ubuntu2404': 'apt', 'rhel8': 'dnf', 'rhel9': 'dnf'}
-    # the one-stack check knows the libraries Ubuntu 24.04 renamed for 64-bit time_t, and the RPM names
-    for host in ('debian12', 'ubuntu2204', 'ubuntu2404'):
+    assert {host: c['packages'] for host, c in run.out.items()} == dict(
+        {host: deb for host in DEBIAN_FAMILY}, **{host: rpm for host in REDHAT_FAMILY})
+    assert {host: c['repo_kind'] for host, c in run.out.items()} == dict(
+        {host: 'apt' for host in DEBIAN_FAMILY}, **{host: 'dnf' for host in REDHAT_FAMILY})
+    # the one-stack check knows the libraries Ubuntu 24.04 and Debian 13 renamed for 64-bit time_t, and the RPM names
+    for host in DEBIAN_FAMILY:
         assert {'libibverbs1', 'librdmacm1', 'librdmacm1t64', 'libibnetdisc5', 'libibnetdisc5t64',
-                'ibverbs-providers'} <= set(run.computed[host]['core_packages'])
-    for host in ('rhel8', 'rhel9'):
+                'ibverbs-providers'} <= set(run.out[host]['core_packages'])
+    for host in REDHAT_FAMILY:
         assert {'rdma-core', 'libibverbs', 'librdmacm', 'libibumad', 'infiniband-diags', 'srp_daemon'} \
-            <= set(run.computed[host]['core_packages'])
-        assert 'libibverbs1' not in run.computed[host]['core_packages']
+            <= set(run.out[host]['core_packages'])
+        assert 'libibverbs1' not in run.out[host]['core_packages']
 
 
-@pytest.mark.parametrize('host', sorted(OSES))
-def test_doca_repository_per_os(lab, host):
-    url = '%s/%s/x86_64/' % (DOCA_BASE, DOCA_OS[host])
-    run = lab(COMPUTE, host, rdma_stack='doca', rdma_doca_repo_url=url, rdma_doca_repo_key_url=DOCA_KEY,
-              rdma_packages_extra=['mstflint'])
+def test_an_os_without_package_names_is_refused(os_play):
+    arch = {'os_family': 'Archlinux', 'distribution': 'Archlinux', 'distribution_major_version': '2024'}
+    run = os_play(COMPUTE, {'arch': ('debian12', {'facts': arch})})
+    assert run.rc != 0
+    assert len(run.failed) == 1
+    assert 'role rdma does not support Archlinux 2024: it has variables for Debian, RedHat only' in run.failed[0]
+
+
+def test_doca_repository_per_os(os_play):
+    urls = {host: '%s/%s/x86_64/' % (DOCA_BASE, DOCA_OS[host]) for host in DOCA_OS}
+    run = os_play(COMPUTE, {host: (host, {'rdma_doca_repo_url': urls[host]}) for host in DOCA_OS},
+                  rdma_stack='doca', rdma_doca_repo_key_url=DOCA_KEY, rdma_packages_extra=['mstflint'])
     assert run.rc == 0, run.failed
-    c = run.computed[host]
-    assert c['packages'] == ['doca-ofed', 'mstflint']
-    if OSES[host]['os_family'] == 'Debian':
-        assert c['files'] == {'key': '/etc/apt/keyrings/hpcfabric-doca.asc',
-                              'repo': '/etc/apt/sources.list.d/hpcfabric-doca.sources',
-                              'pin': '/etc/apt/preferences.d/hpcfabric-doca.pref'}
-        assert c['apt_source'] == {'Types': 'deb', 'URIs': url, 'Suites': './',
-                                   'Signed-By': '/etc/apt/keyrings/hpcfabric-doca.asc'}
-        assert c['apt_pin'] == {'origin': 'linux.mellanox.com', 'priority': 600}
-        assert c['dnf_repo'] is None
-    else:
-        assert c['files'] == {'key': '/etc/pki/rpm-gpg/RPM-GPG-KEY-hpcfabric-doca',
-                              'repo': '/etc/yum.repos.d/hpcfabric-doca.repo'}
-        assert c['dnf_repo'] == {'name': 'hpcfabric-doca', 'description': 'NVIDIA DOCA-OFED', 'baseurl': url,
-                                 'gpgcheck': True, 'gpgkey': 'file:///etc/pki/rpm-gpg/RPM-GPG-KEY-hpcfabric-doca',
-                                 'priority': 10}
-        assert c['apt_source'] is None
+    assert sorted(run.out) == sorted(DOCA_OS)
+    for host, c in run.out.items():
+        url = urls[host]
+        assert c['packages'] == ['doca-ofed', 'mstflint']
+        if host in DEBIAN_FAMILY:
+            assert c['files'] == {'key': '/etc/apt/keyrings/hpcfabric-doca.asc',
+                                  'repo': '/etc/apt/sources.list.d/hpcfabric-doca.sources',
+                                  'pin': '/etc/apt/preferences.d/hpcfabric-doca.pref'}
+            assert c['apt_source'] == {'Types': 'deb', 'URIs': url, 'Suites': './',
+                                       'Signed-By': '/etc/apt/keyrings/hpcfabric-doca.asc'}
+            assert c['apt_pin'] == {'origin': 'linux.mellanox.com', 'priority': 600}
+            assert c['dnf_repo'] is None
+        else:
+            assert c['files'] == {'key': '/etc/pki/rpm-gpg/RPM-GPG-KEY-hpcfabric-doca',
+                                  'repo': '/etc/yum.repos.d/hpcfabric-doca.repo'}
+            assert c['dnf_repo'] == {'name': 'hpcfabric-doca', 'description': 'NVIDIA DOCA-OFED', 'baseurl': url,
+                                     'gpgcheck': True, 'gpgkey': 'file:///etc/pki/rpm-gpg/RPM-GPG-KEY-hpcfabric-doca',
+                                     'priority': 10}
+            assert c['apt_source'] is None
 
 
-def test_doca_file_repository_pins_the_local_origin(lab):
+def test_doca_file_repository_pins_the_local_origin(os_play):
     """apt's origin of a file: repository is the empty string."""
-    run = lab(COMPUTE, 'ubuntu2404', rdma_stack='doca', rdma_doca_repo_url='file:///srv/doca/',
-              rdma_doca_repo_key_src='/srv/doca/GPG-KEY-Mellanox.pub')
+    run = os_play(COMPUTE, on('ubuntu2404'), rdma_stack='doca', rdma_doca_repo_url='file:///srv/doca/',
+                  rdma_doca_repo_key_src='/srv/doca/GPG-KEY-Mellanox.pub')
     assert run.rc == 0, run.failed
-    assert run.computed['ubuntu2404']['apt_pin'] == {'origin': '', 'priority': 600}
+    assert run.out['ubuntu2404']['apt_pin'] == {'origin': '', 'priority': 600}
 
 
 GOOD_DOCA = {'rdma_stack': 'doca', 'rdma_doca_repo_url': DOCA_BASE + '/ubuntu24.04/x86_64/',
@@ -221,49 +162,49 @@ GOOD_DOCA = {'rdma_stack': 'doca', 'rdma_doca_repo_url': DOCA_BASE + '/ubuntu24.
      "ubuntu2404: rdma_roce_modules must hold kernel module names only"),
 ], ids=['doca-repo-with-inbox', 'doca-without-repo', 'repo-not-a-url', 'no-key', 'two-keys', 'key-not-a-url',
         'no-doca-packages', 'bad-module-name'])
-def test_bad_settings_are_refused_naming_variable_and_host(lab, settings, message):
-    run = lab(CHECKS, 'ubuntu2404', **settings)
+def test_bad_settings_are_refused_naming_variable_and_host(os_play, settings, message):
+    run = os_play(CHECKS, on('ubuntu2404'), **settings)
     assert run.rc != 0
     assert any(message in msg for msg in run.failed), run.failed
 
 
-def test_good_doca_settings_pass(lab):
-    run = lab(CHECKS, 'ubuntu2404', **GOOD_DOCA)
+def test_good_doca_settings_pass(os_play):
+    run = os_play(CHECKS, on('ubuntu2404'), **GOOD_DOCA)
     assert run.rc == 0, run.failed
 
 
-def test_ports_not_active_are_named_with_host_device_port_and_state(lab):
-    run = lab(CHECKS, 'rhel9', check_devices=True, rdma_sysfs_root=str(SYSFS / 'ib_mixed'),
-              rdma_expect_active_ports=True)
+def test_ports_not_active_are_named_with_host_device_port_and_state(os_play):
+    run = os_play(CHECKS, on('rhel9'), check_devices=True, rdma_sysfs_root=str(SYSFS / 'ib_mixed'),
+                  rdma_expect_active_ports=True)
     assert run.rc != 0
     assert run.failed == ['rhel9: RDMA ports not Active: mlx5_10 port 1 is Down (physical state Polling)']
 
 
-def test_active_ports_pass_and_are_reported(lab):
-    run = lab(CHECKS, 'rhel9', check_devices=True, rdma_sysfs_root=str(SYSFS / 'roce_gid7_pod'),
-              rdma_expect_active_ports=True)
+def test_active_ports_pass_and_are_reported(os_play):
+    run = os_play(CHECKS, on('rhel9'), check_devices=True, rdma_sysfs_root=str(SYSFS / 'roce_gid7_pod'),
+                  rdma_expect_active_ports=True)
     assert run.rc == 0, run.failed
     assert 'rhel9: 2 RDMA device(s) (mlx5_0, mlx5_1), 2 Active port(s), link layers Ethernet' in run.said
 
 
-def test_inactive_ports_pass_unless_asked_for(lab):
-    run = lab(CHECKS, 'rhel9', check_devices=True, rdma_sysfs_root=str(SYSFS / 'ib_mixed'))
+def test_inactive_ports_pass_unless_asked_for(os_play):
+    run = os_play(CHECKS, on('rhel9'), check_devices=True, rdma_sysfs_root=str(SYSFS / 'ib_mixed'))
     assert run.rc == 0, run.failed
     assert 'rhel9: 3 RDMA device(s) (mlx5_0, mlx5_10, mlx5_2), 2 Active port(s), link layers Ethernet, InfiniBand' \
         in run.said
 
 
-def test_no_device_fails_where_devices_are_expected(lab, tmp_path):
+def test_no_device_fails_where_devices_are_expected(os_play, tmp_path):
     (tmp_path / 'sys' / 'class' / 'infiniband').mkdir(parents=True)
-    run = lab(CHECKS, 'debian12', check_devices=True, rdma_sysfs_root=str(tmp_path / 'sys'))
+    run = os_play(CHECKS, on('debian12'), check_devices=True, rdma_sysfs_root=str(tmp_path / 'sys'))
     assert run.rc != 0
     assert run.failed[0].startswith('debian12: no RDMA device found (%s/sys/class/infiniband is empty) but '
                                     'rdma_expect_devices is true' % tmp_path)
 
 
-def test_no_device_is_said_where_none_is_expected(lab, tmp_path):
-    run = lab(CHECKS, 'debian12', check_devices=True, rdma_sysfs_root=str(tmp_path / 'nosys'),
-              rdma_expect_devices=False)
+def test_no_device_is_said_where_none_is_expected(os_play, tmp_path):
+    run = os_play(CHECKS, on('debian12'), check_devices=True, rdma_sysfs_root=str(tmp_path / 'nosys'),
+                  rdma_expect_devices=False)
     assert run.rc == 0, run.failed
     assert ('no RDMA device on debian12: %s/nosys/class/infiniband does not exist; rdma_expect_devices is false, '
             'so the device and port checks did not run' % tmp_path) in run.said

@@ -1,4 +1,6 @@
 #!/usr/bin/env python
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) hpcfabric maintainers
 """Build, serve and stop a signed TEST apt repository of stand-in packages described by a YAML spec.
 
 The packages carry real names (e.g. NVIDIA's CUDA repository's) but hold only small stand-in scripts, units and
@@ -12,6 +14,7 @@ Usage:
                                                      requests logged to OUTDIR/http.log)
   testrepo.py stop OUTDIR           stop that server
 """
+from __future__ import annotations
 import argparse
 import gzip
 import hashlib

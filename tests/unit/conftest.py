@@ -1,4 +1,7 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) hpcfabric maintainers
 """Shared helpers for the unit tests: recorded command outputs and running a module's main()."""
+from __future__ import annotations
 import json
 from pathlib import Path
 

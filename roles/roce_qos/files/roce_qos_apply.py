@@ -1,6 +1,5 @@
-# -*- coding: utf-8 -*-
-# Copyright: hpcfabric maintainers
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) hpcfabric maintainers
 """Apply or verify the hpcfabric lossless RoCE policy on this host (run by hpcfabric-roce-qos.service).
 
     python3 roce_qos_apply.py apply|verify|detect --config /etc/hpcfabric/roce-qos.json [--interface IF] [--json]
@@ -10,6 +9,7 @@ library only) and writes the resolved policy to the --config file. `apply` chang
 the policy and reads the NICs back; the exit status is 1 when a NIC still differs or a command failed,
 so `systemctl --failed` shows it. A node without a RoCE-capable NIC exits 0 after saying so.
 """
+from __future__ import annotations
 
 import argparse
 import fcntl

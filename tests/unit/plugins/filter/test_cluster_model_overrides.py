@@ -1,14 +1,15 @@
-# -*- coding: utf-8 -*-
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) hpcfabric maintainers
 """The model's inputs set as play or role variables are named; values left unset where the role runs are not."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import pytest
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.hpcfabric.cluster.plugins.filter.cluster_model_overrides import cluster_model_overrides
+from ansible_collections.hpcfabric.cluster.plugins.filter.cluster_model_overrides import FilterModule
+
+cluster_model_overrides = FilterModule().filters()['cluster_model_overrides']
 
 
 def test_unset_and_equal_values_pass_and_a_differing_one_is_named():

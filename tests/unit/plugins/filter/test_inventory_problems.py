@@ -1,14 +1,15 @@
-# -*- coding: utf-8 -*-
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) hpcfabric maintainers
 """check_inventory.yml's checks in one pass: the roles' real argument specs, then the cluster model, then the RoCE plan."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import pytest
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.hpcfabric.cluster.plugins.filter.inventory_problems import inventory_problems
+from ansible_collections.hpcfabric.cluster.plugins.filter.inventory_problems import FilterModule
+
+inventory_problems = FilterModule().filters()['inventory_problems']
 
 
 def inventory_spec_problems(hostvars, hosts, roles):

@@ -1,9 +1,8 @@
-# -*- coding: utf-8 -*-
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) hpcfabric maintainers
 """mpi_hostfile filter: Open MPI hostfile text from host names or {name, slots} dicts."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import time
 
@@ -11,11 +10,13 @@ import pytest
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.hpcfabric.cluster.plugins.filter.mpi_hostfile import FilterModule, mpi_hostfile
+from ansible_collections.hpcfabric.cluster.plugins.filter.mpi_hostfile import FilterModule
+
+mpi_hostfile = FilterModule().filters()['mpi_hostfile']
 
 
 def test_filter_is_registered_under_its_file_name():
-    assert FilterModule().filters() == {'mpi_hostfile': mpi_hostfile}
+    assert list(FilterModule().filters()) == ['mpi_hostfile']
 
 
 def test_names_with_one_slot_count():

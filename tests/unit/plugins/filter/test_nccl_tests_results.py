@@ -1,19 +1,20 @@
-# -*- coding: utf-8 -*-
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) hpcfabric maintainers
 """nccl_tests_results filter on recorded all_reduce_perf outputs (fixtures nccl-tests/, see SOURCES.md)."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import pytest
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.hpcfabric.cluster.plugins.filter.nccl_tests_results import FilterModule, nccl_tests_results
+from ansible_collections.hpcfabric.cluster.plugins.filter.nccl_tests_results import FilterModule
+
+nccl_tests_results = FilterModule().filters()['nccl_tests_results']
 
 
 def test_filter_is_registered_under_its_file_name():
-    assert FilterModule().filters() == {'nccl_tests_results': nccl_tests_results}
+    assert list(FilterModule().filters()) == ['nccl_tests_results']
 
 
 @pytest.mark.parametrize('name, rows, oop_busbw, ip_busbw, avg', [

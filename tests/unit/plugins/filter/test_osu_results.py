@@ -1,19 +1,20 @@
-# -*- coding: utf-8 -*-
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) hpcfabric maintainers
 """osu_results filter on recorded OSU micro-benchmark outputs (fixtures osu/, see SOURCES.md)."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import pytest
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.hpcfabric.cluster.plugins.filter.osu_results import FilterModule, osu_results
+from ansible_collections.hpcfabric.cluster.plugins.filter.osu_results import FilterModule
+
+osu_results = FilterModule().filters()['osu_results']
 
 
 def test_filter_is_registered_under_its_file_name():
-    assert FilterModule().filters() == {'osu_results': osu_results}
+    assert list(FilterModule().filters()) == ['osu_results']
 
 
 def test_latency_with_warnings_between_rows(fixture_text):

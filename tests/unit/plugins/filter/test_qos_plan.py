@@ -1,4 +1,7 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) hpcfabric maintainers
 """The qos_plan filter: nodes and switches agree on one RoCE policy and compatible MTUs."""
+from __future__ import annotations
 from ansible_collections.hpcfabric.cluster.plugins.filter.qos_plan import FilterModule
 
 qos_plan = FilterModule().filters()['qos_plan']

@@ -1,12 +1,17 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) hpcfabric maintainers
 """The roce_switch_config filter: what the switch_qos role templates get."""
+from __future__ import annotations
 import pytest
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.hpcfabric.cluster.plugins.filter.roce_switch_config import FilterModule, roce_switch_config
+from ansible_collections.hpcfabric.cluster.plugins.filter.roce_switch_config import FilterModule
+
+roce_switch_config = FilterModule().filters()['roce_switch_config']
 
 
 def test_registered_under_its_file_name():
-    assert FilterModule().filters() == {'roce_switch_config': roce_switch_config}
+    assert list(FilterModule().filters()) == ['roce_switch_config']
 
 
 @pytest.mark.parametrize('platform, extension, first_line', [
@@ -40,4 +45,4 @@ def test_eos_queue_keyword():
 def test_errors_name_the_variable(args, message):
     with pytest.raises(AnsibleFilterError) as error:
         roce_switch_config(*args)
-    assert str(error.value).startswith(message)
+    assert str(error.value).startswith('roce_switch_config: ' + message)

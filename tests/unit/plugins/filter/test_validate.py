@@ -1,9 +1,8 @@
-# -*- coding: utf-8 -*-
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) hpcfabric maintainers
 """validate filters: registered names, arguments passed through, ValueError turned into AnsibleFilterError."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import pytest
 
@@ -19,8 +18,9 @@ BENCH = {'world_size': 2, 'device': 'cpu', 'hosts': ['a', 'b'], 'mpi': {'library
 
 def test_filters_are_registered():
     filters = FilterModule().filters()
-    assert sorted(filters) == ['allreduce_threshold', 'allreduce_verdict', 'isolation_verdict', 'preflight_problems',
-                               'ring_rounds']
+    assert sorted(filters) == ['allreduce_threshold', 'allreduce_verdict', 'host_problems', 'hostfile_entries',
+                               'interface_states', 'isolation_verdict', 'pair_results', 'preflight_problems',
+                               'report_runs', 'ring_rounds', 'threshold_inputs']
     assert all(filters[name].__name__ == name for name in filters)
 
 
@@ -40,6 +40,21 @@ def test_filters_pass_arguments_through():
     problems = filters['preflight_problems']({'interfaces': {}}, {'device': 'cpu', 'rdma': False,
                                                                   'interfaces': ['fab0'], 'mtu': 9000})
     assert problems == ['fab0: not present']
+    inputs = filters['threshold_inputs']({'in_group': True, 'validate_min_bytes': 4, 'validate_max_bytes': MIB,
+                                          'validate_iters': 1, 'validate_warmup': 0,
+                                          'validate_threshold_mode': 'auto', 'validate_allreduce_min_busbw_gbs': None,
+                                          'validate_derived_fraction': 0.4, 'validate_calibrated_fraction': 0.9,
+                                          'validate_threshold_min_bytes': None, 'validate_calibrate': False},
+                                         {'a': {'devices': {'mlx5_0': {'ports': {'1': {'state': 'Active',
+                                                                                       'rate_gbps': 400}}}}}})
+    assert (inputs['mode'], inputs['node_rates'], inputs['min_size_bytes']) == ('derived', {'a': 400}, MIB // 4)
+    assert filters['interface_states']({'fab_0': {'mtu': 9000, 'active': True}}, ['fab-0']) == {
+        'fab-0': {'mtu': 9000, 'operstate': 'up'}}
+    assert filters['host_problems']({'a': ['fab0: not present']}) == ['a: fab0: not present']
+    assert filters['hostfile_entries']('a-fab slots=8\n') == [{'name': 'a-fab', 'slots': 8}]
+    assert filters['pair_results']([['a', 'b']], [{'rc': 255, 'stderr_lines': ['ssh: b: no route']}], [{}]) == [
+        {'hosts': ['a', 'b'], 'bench': None, 'error': 'mpirun exit 255: ssh: b: no route'}]
+    assert filters['report_runs'](BENCH, [])[0]['name'] == 'all nodes (2 ranks)'
 
 
 @pytest.mark.parametrize('name, args, kwargs, message', [
@@ -50,6 +65,12 @@ def test_filters_pass_arguments_through():
      {}, '^allreduce_verdict: the sweep stops at 1048576 bytes, below validate_threshold_min_bytes=2097152'),
     ('isolation_verdict', ('x', {}, 0), {}, '^isolation_verdict: isolation pairs must be a list'),
     ('preflight_problems', ({}, {'device': 'tpu'}), {}, '^preflight_problems: preflight: expected device must be'),
+    ('threshold_inputs', ({'validate_calibrate': 'no'},), {}, '^threshold_inputs: validate_calibrate must be true or'),
+    ('interface_states', ({}, 'fab0'), {}, '^interface_states: interface names must be a list'),
+    ('host_problems', ({'a': None},), {}, '^host_problems: the problems of a must be a list'),
+    ('hostfile_entries', ('a slots=x',), {}, '^hostfile_entries: hostfile line 1: slots=x is not a slot count'),
+    ('pair_results', ([['a', 'b']], [], []), {}, '^pair_results: one run and one fetched result per pair'),
+    ('report_runs', ({},), {}, '^report_runs: bench must be the JSON'),
 ])
 def test_errors_become_filter_errors(name, args, kwargs, message):
     with pytest.raises(AnsibleFilterError, match=message):

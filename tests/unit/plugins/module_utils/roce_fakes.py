@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) hpcfabric maintainers
 """Fake sysfs/configfs trees and replaying mlnx_qos/dcb stand-ins for the roce_host tests.
 
 The trees follow the kernel layout that mlnx-tools' show_gids and ibdev2netdev read:
@@ -9,6 +11,7 @@ The fake tools replay recorded outputs (tests/unit/fixtures/mlnx_qos, fixtures/d
 "before" recording of the interface until a write command for it ran, then the "after" recording. Every
 call is logged so tests can assert the exact commands.
 """
+from __future__ import annotations
 import json
 import os
 import stat

@@ -1,9 +1,8 @@
-# -*- coding: utf-8 -*-
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) hpcfabric maintainers
 """nccl-tests / OSU parsers and the busbw formula on recorded outputs (fixtures nccl-tests/, osu/; see SOURCES.md)."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import pytest
 

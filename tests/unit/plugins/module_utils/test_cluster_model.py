@@ -1,10 +1,9 @@
-# -*- coding: utf-8 -*-
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) hpcfabric maintainers
 """The cluster model on injected facts: RDMA ports from recorded sysfs trees (tests/unit/fixtures/sysfs), GPUs
 from recorded ``nvidia-smi topo -m`` output (tests/unit/fixtures/nvidia-smi-topo), the lab's plain veth fabric."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 from pathlib import Path
 
@@ -175,7 +174,7 @@ def test_a_host_with_rails_of_its_own_is_refused(fixture_path):
 def test_model_defaults_are_the_roles_documented_defaults():
     """The model reads inventory values with the defaults the declaring roles document: one answer for both."""
     specs = {}
-    for role in ('fabric_network', 'mpi', 'mpi_hostfile', 'roce_qos'):
+    for role in ('fabric_network', 'mpi', 'mpi_hostfile', 'roce_qos', 'ssh_trust'):
         spec = yaml.safe_load((ROOT / 'roles' / role / 'meta' / 'argument_specs.yml').read_text())
         specs.update(spec['argument_specs']['main']['options'])
     for name, default in DEFAULTS.items():
@@ -197,3 +196,21 @@ def test_inputs_set_where_a_role_runs_but_not_on_the_host_are_named():
     assert overridden_inputs(effective, host) == ['mpi_ucx_tls']
     assert overridden_inputs(dict(effective, mpi_ucx_tls=['tcp', 'self', 'sm']), host) == []
     assert overridden_inputs({'mpi_cuda': True}, {}) == ['mpi_cuda']
+
+
+def test_the_launcher_is_one_account_and_the_first_nodes_hostfile(fixture_path):
+    nodes = {'gpu01': pod_node(fixture_path, mpi_hostfile_path='/etc/mpi/hosts'), 'gpu02': pod_node(fixture_path, 13)}
+    model = build_model(nodes, ['gpu01', 'gpu02'])
+    assert model['launcher'] == {'user': 'mpiuser', 'hostfile': '/etc/mpi/hosts'}
+    nodes['gpu02']['ssh_trust_user'] = 'train'
+    model = build_model(nodes, ['gpu01', 'gpu02'])
+    assert model['problems'] == ["ssh_trust_user on gpu02: differs from gpu01's; mpirun starts every rank as one "
+                                 'account, the same on every node (set it for the group)']
+
+
+def test_each_node_carries_its_whole_resolved_roce_policy(fixture_path):
+    model = build_model({'gpu01': pod_node(fixture_path, roce_qos_policy={'roce': {'dscp': 24, 'priority': 3}})},
+                        ['gpu01'])
+    policy = model['nodes']['gpu01']['roce_policy']
+    assert policy['roce'] == {'dscp': 24, 'priority': 3} and policy['pfc'] == {'priorities': [3]}
+    assert model['nodes']['gpu01']['roce']['traffic_class'] == 24 << 2 | 2

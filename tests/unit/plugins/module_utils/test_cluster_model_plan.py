@@ -1,4 +1,7 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) hpcfabric maintainers
 """The fabric plan part of the cluster model (addresses, rails, MTU, names) on good and bad inventories."""
+from __future__ import annotations
 import copy
 
 import pytest

@@ -1,9 +1,8 @@
-# -*- coding: utf-8 -*-
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) hpcfabric maintainers
 """ompi_info / ucx_info parsers on recorded outputs (tests/unit/fixtures/{ompi_info,ucx_info}, see SOURCES.md)."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import pytest
 

@@ -1,9 +1,12 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) hpcfabric maintainers
 """One policy drives both ends: what the hosts are told and what every switch render says must agree.
 
 The switch configurations are parsed back from their rendered text (NVUE commands, CONFIG_DB JSON,
 EOS CLI); the host side is read from the commands the mlnx_qos and dcb backends would run on a NIC
 that still has the driver defaults.
 """
+from __future__ import annotations
 import json
 import re
 

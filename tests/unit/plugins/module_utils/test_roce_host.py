@@ -1,4 +1,7 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) hpcfabric maintainers
 """Host side of the RoCE policy: recorded mlnx_qos/dcb outputs, a fake sysfs/configfs, replaying tools."""
+from __future__ import annotations
 import importlib.util
 import json
 from pathlib import Path

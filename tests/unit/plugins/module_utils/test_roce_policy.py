@@ -1,4 +1,7 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) hpcfabric maintainers
 """The shared RoCE policy: defaults, merging, and validation messages that name the variable."""
+from __future__ import annotations
 import pytest
 
 from ansible_collections.hpcfabric.cluster.plugins.module_utils import roce_policy

@@ -1,4 +1,7 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) hpcfabric maintainers
 """The policy's defaults live in one place: role specs, role defaults and the docs page must follow it."""
+from __future__ import annotations
 import json
 import re
 from pathlib import Path

@@ -1,4 +1,7 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) hpcfabric maintainers
 """Switch renderers: golden files per vendor, exact diffs for a changed policy, rejection before rendering."""
+from __future__ import annotations
 import difflib
 import json
 from pathlib import Path

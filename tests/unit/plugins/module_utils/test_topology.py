@@ -1,4 +1,7 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) hpcfabric maintainers
 """The nvidia-smi topo -m parser on recorded outputs (tests/unit/fixtures/nvidia-smi-topo/SOURCES.md)."""
+from __future__ import annotations
 import copy
 
 import pytest

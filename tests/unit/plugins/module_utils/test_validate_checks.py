@@ -1,9 +1,8 @@
-# -*- coding: utf-8 -*-
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) hpcfabric maintainers
 """validate_checks: ring rounds, thresholds, verdicts, isolation and preflight on facts from the real parsers."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import pytest
 
@@ -19,6 +18,7 @@ from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_checks 
     isolation_verdict,
     preflight_problems,
     ring_rounds,
+    threshold_inputs,
 )
 
 MIB = 1024 * 1024
@@ -165,6 +165,132 @@ def test_threshold_rejects(args, message):
 
 def test_fraction_one_is_allowed():
     assert allreduce_threshold('derived', derived_fraction=1, node_rates_gbps={'a': 80})['min_busbw_gbs'] == 10.0
+
+
+# threshold_inputs
+
+# the role's defaults (roles/validate/defaults/main.yml) as vars/main.yml hands them over, on a host of the group
+SETTINGS = {'in_group': True, 'validate_group': 'gpu_nodes', 'validate_min_bytes': 1048576,
+            'validate_max_bytes': 1073741824, 'validate_iters': 20, 'validate_warmup': 5,
+            'validate_threshold_mode': 'auto', 'validate_allreduce_min_busbw_gbs': None,
+            'validate_derived_fraction': 0.4, 'validate_calibrated_fraction': 0.9,
+            'validate_threshold_min_bytes': None, 'validate_calibrate': False}
+
+
+def settings(**changes):
+    return dict(SETTINGS, **changes)
+
+
+def test_threshold_inputs_of_the_defaults():
+    assert threshold_inputs(SETTINGS) == {'problems': [], 'mode': 'derived', 'min_busbw_gbs': None, 'node_rates': {},
+                                          'min_size_bytes': 268435456}
+
+
+def test_threshold_inputs_auto_is_explicit_with_a_threshold():
+    inputs = threshold_inputs(settings(validate_allreduce_min_busbw_gbs=12.5))
+    assert (inputs['mode'], inputs['min_busbw_gbs']) == ('explicit', 12.5)
+
+
+def test_threshold_inputs_take_the_strings_of_extra_vars():
+    inputs = threshold_inputs(settings(validate_min_bytes='65536', validate_max_bytes='16777216', validate_iters='5',
+                                       validate_warmup='0', validate_threshold_min_bytes='4194304',
+                                       validate_allreduce_min_busbw_gbs='0.5', validate_derived_fraction='0.4'))
+    assert inputs['problems'] == []
+    assert inputs['min_size_bytes'] == 4194304
+    assert (inputs['mode'], inputs['min_busbw_gbs']) == ('explicit', '0.5')
+
+
+def test_threshold_inputs_size_window_is_the_top_quarter_unless_set():
+    assert threshold_inputs(settings(validate_max_bytes=16777216))['min_size_bytes'] == 4194304
+    assert threshold_inputs(settings(validate_threshold_min_bytes=1048576))['min_size_bytes'] == 1048576
+
+
+@pytest.mark.parametrize('baseline, calibrate, mode, min_busbw', [
+    # the first calibration has no baseline yet: it checks correctness only
+    (None, True, 'explicit', 0),
+    ({'results': [{'size_bytes': MIB, 'busbw_gbs': 2.0}]}, True, 'calibrated', None),
+    # without calibrating, a missing baseline is for allreduce_threshold to refuse
+    (None, False, 'calibrated', None),
+])
+def test_threshold_inputs_calibration(baseline, calibrate, mode, min_busbw):
+    inputs = threshold_inputs(settings(validate_threshold_mode='calibrated', validate_calibrate=calibrate),
+                              baseline=baseline)
+    assert (inputs['mode'], inputs['min_busbw_gbs']) == (mode, min_busbw)
+
+
+@pytest.mark.parametrize('changes, problem', [
+    (dict(in_group=False), 'validate_group: this host is not in group gpu_nodes'),
+    (dict(validate_min_bytes=2), 'validate_min_bytes=2 must be at least 4 and at most validate_max_bytes=1073741824'),
+    (dict(validate_min_bytes=2048, validate_max_bytes=1024),
+     'validate_min_bytes=2048 must be at least 4 and at most validate_max_bytes=1024'),
+    (dict(validate_iters=0), 'validate_iters=0 must be at least 1 and validate_warmup=5 at least 0'),
+    (dict(validate_warmup='-1'), 'validate_iters=20 must be at least 1 and validate_warmup=-1 at least 0'),
+    (dict(validate_allreduce_min_busbw_gbs=-1.5), 'validate_allreduce_min_busbw_gbs=-1.5 is below zero'),
+    (dict(validate_threshold_mode='explicit'), 'validate_threshold_mode=explicit needs validate_allreduce_min_busbw_gbs'),
+    (dict(validate_threshold_mode='fastest'),
+     'validate_threshold_mode=fastest must be one of auto, explicit, derived, calibrated'),
+    (dict(validate_derived_fraction=0), 'validate_derived_fraction=0 must be above 0 and at most 1'),
+    (dict(validate_derived_fraction=None), 'validate_derived_fraction=None must be above 0 and at most 1'),
+    (dict(validate_calibrated_fraction=1.2), 'validate_calibrated_fraction=1.2 must be above 0 and at most 1'),
+    (dict(validate_calibrated_fraction='most'), 'validate_calibrated_fraction=most must be above 0 and at most 1'),
+    (dict(validate_threshold_min_bytes=2147483648),
+     'validate_threshold_min_bytes=2147483648 is above validate_max_bytes=1073741824: no size would be checked'),
+])
+def test_threshold_inputs_setting_problems(changes, problem):
+    assert threshold_inputs(settings(**changes))['problems'] == [problem]
+
+
+def test_threshold_inputs_list_every_problem_in_order():
+    problems = threshold_inputs(settings(in_group=False, validate_iters=0, validate_derived_fraction=2,
+                                         validate_calibrated_fraction=0))['problems']
+    assert [problem.split('=')[0].split(':')[0] for problem in problems] == [
+        'validate_group', 'validate_iters', 'validate_derived_fraction', 'validate_calibrated_fraction']
+
+
+def test_fraction_one_is_a_valid_setting():
+    assert threshold_inputs(settings(validate_derived_fraction=1, validate_calibrated_fraction='1'))['problems'] == []
+
+
+@pytest.mark.parametrize('args, message', [
+    (([],), 'settings must be a dict'),
+    ((settings(validate_calibrate='yes'),), 'validate_calibrate must be true or false'),
+    ((settings(validate_max_bytes='big'),), 'validate_max_bytes must be a number'),
+    ((settings(validate_min_bytes=1.5),), 'validate_min_bytes must be a whole number'),
+    ((SETTINGS, ['node01']), 'node_ib_facts must map each node'),
+])
+def test_threshold_inputs_reject(args, message):
+    with pytest.raises(ValueError, match=message):
+        threshold_inputs(*args)
+
+
+def test_threshold_inputs_sum_the_active_port_rates(fixture_text, fixture_path):
+    def ibstat(name):
+        return summarize(parse_ibstat(fixture_text('ibstat', name))[0], 'ibstat')
+
+    nodes = {
+        # 8 Active NDR ports and one at 100 Gb/s; three Down ones do not count
+        'h100': ibstat('h100_ndr_mixed_tabs.txt'),
+        # port 1 Down at 10, port 2 Active at FDR 56
+        'cx3': ibstat('cx3_fdr56_ibwarn_tabs.txt'),
+        # sysfs: Active at 200 and 2.5, Down at 10
+        'mixed': summarize(read_devices(class_dir(str(fixture_path('sysfs', 'ib_mixed'))))[0], 'sysfs'),
+        # a port still Initializing has no bandwidth yet
+        'initializing': ibstat('cx6_hdr_initializing.txt'),
+        # RoCE ports whose sysfs rate could not be read
+        'no_rate': summarize(read_devices(class_dir(str(fixture_path('sysfs', 'roce_gid7_pod'))))[0], 'sysfs'),
+        # ib_facts did not run
+        'none': None,
+        'empty': {},
+    }
+    inputs = threshold_inputs(SETTINGS, nodes)
+    assert inputs['node_rates'] == {'h100': 3300, 'cx3': 56, 'mixed': 202.5, 'initializing': None, 'no_rate': None,
+                                    'none': None, 'empty': None}
+    # what the derived threshold then makes of them
+    with pytest.raises(ValueError, match='no Active fabric port rate for empty, initializing, no_rate, none;'):
+        allreduce_threshold(inputs['mode'], derived_fraction=0.4, node_rates_gbps=inputs['node_rates'])
+    healthy = dict((host, rate) for host, rate in inputs['node_rates'].items() if rate)
+    threshold = allreduce_threshold('derived', derived_fraction=0.4, node_rates_gbps=healthy)
+    assert threshold['min_busbw_gbs'] == pytest.approx(0.4 * 56 / 8)
 
 
 # allreduce_verdict
@@ -438,6 +564,13 @@ def test_preflight_interfaces_are_checked_on_cpu_nodes_too():
               'mtu': 9000, 'interfaces': ['fab0']}
     assert preflight_problems(facts, expect) == ['fab0: MTU 1500, expected 9000']
     assert preflight_problems(facts, dict(expect, mtu=None)) == []
+
+
+def test_preflight_mtu_per_interface_as_the_cluster_model_gives_it():
+    facts = {'interfaces': {'fab0': {'mtu': 1500, 'operstate': 'up'}, 'fab1': {'mtu': 4200, 'operstate': 'up'}}}
+    expect = {'device': 'cpu', 'gpu_count': None, 'rdma': False, 'port_rate_gbps': None, 'link_layer': None,
+              'mtu': {'fab0': 1500, 'fab1': 9000}, 'interfaces': ['fab0', 'fab1']}
+    assert preflight_problems(facts, expect) == ['fab1: MTU 4200, expected 9000']
 
 
 def test_preflight_mpi_not_cuda_aware(facts_of):

@@ -1,4 +1,7 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) hpcfabric maintainers
 """gpu_topology_facts end to end: saved text, a missing or failing nvidia-smi, and NVML."""
+from __future__ import annotations
 import os
 import shutil
 

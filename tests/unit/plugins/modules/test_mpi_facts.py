@@ -1,9 +1,8 @@
-# -*- coding: utf-8 -*-
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) hpcfabric maintainers
 """mpi_facts module: saved texts, fake ompi_info/ucx_info on PATH, missing commands, and the real tools."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import os
 import shutil

@@ -1,4 +1,7 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) hpcfabric maintainers
 """roce_host_qos module: detect, apply (check mode too), verify, saved output, clear failures."""
+from __future__ import annotations
 import importlib.util
 from pathlib import Path
 

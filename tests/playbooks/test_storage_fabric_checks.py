@@ -1,0 +1,96 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) hpcfabric maintainers
+"""The storage role's per-OS variables and mount checks, and fabric_network's interface check, on the controller.
+
+Each host is the controller under another OS's facts (the ``os_play`` fixture of conftest.py). The mount checks and
+the interface resolution are unit-tested in tests/unit/plugins/module_utils (test_storage_mounts.py,
+test_fabric_links.py); here the roles' tasks show they call them and name the host. fabric_network's check reads
+the controller's own links: every Linux host has ``lo``, whose MAC is all zeros.
+"""
+from __future__ import annotations
+
+import pytest
+
+STORAGE = """    - name: Load the storage role's variables and check the mounts
+      ansible.builtin.include_role:
+        name: hpcfabric.cluster.storage
+        tasks_from: "{{ item }}"
+        public: true
+      loop: [set_vars.yml, assert.yml]
+
+    - name: Write what the role mounts
+      ansible.builtin.copy:
+        dest: "{{ out }}/{{ inventory_hostname }}.json"
+        content: "{{ {'packages': __storage_nfs_packages, 'mounts': __storage_mounts} | to_json }}"
+        mode: "0644"
+      delegate_to: localhost
+"""
+
+FABRIC = """    - name: Check this host's fabric interfaces
+      ansible.builtin.include_role:
+        name: hpcfabric.cluster.fabric_network
+        tasks_from: assert.yml
+        public: true
+
+    - name: Write the interfaces the role would configure
+      ansible.builtin.copy:
+        dest: "{{ out }}/{{ inventory_hostname }}.json"
+        content: "{{ __fabric_network_resolved | to_json }}"
+        mode: "0644"
+      delegate_to: localhost
+"""
+
+NFS = {'src': 'nfs01.example.com:/export/datasets', 'path': '/data/datasets', 'fstype': 'nfs'}
+RAILS = [{'name': 'rail0', 'subnet': '10.100.0.0/24'}, {'name': 'rail1', 'subnet': '10.100.1.0/24'}]
+
+
+@pytest.mark.parametrize('os_key, packages', [
+    ('debian12', ['nfs-common']), ('ubuntu2404', ['nfs-common']), ('rhel9', ['nfs-utils']), ('rocky9', ['nfs-utils'])])
+def test_nfs_client_packages_per_os_and_mount_options(os_play, os_key, packages):
+    run = os_play(STORAGE, {os_key: (os_key, {'storage_mounts': [dict(NFS, automount=True)]})})
+    assert run.rc == 0, run.failed
+    assert run.out[os_key] == {'packages': packages, 'mounts': [dict(
+        NFS, automount=True, opts='nfsvers=4.2,nconnect=16,hard,noatime,_netdev,nofail,x-systemd.automount',
+        state='mounted')]}
+
+
+def test_storage_refuses_an_os_without_package_names(os_play):
+    arch = {'os_family': 'Archlinux', 'distribution': 'Archlinux', 'distribution_major_version': '2024'}
+    run = os_play(STORAGE, {'arch': ('debian12', {'facts': arch, 'storage_mounts': [NFS]})})
+    assert run.rc != 0
+    assert len(run.failed) == 1
+    assert 'role storage does not support Archlinux 2024: it has variables for Debian, RedHat only' in run.failed[0]
+
+
+def test_bad_mounts_are_refused_naming_host_and_entries(os_play):
+    mounts = [dict(NFS, path='data'), dict(NFS, path='/data/b', src='nfs01:/export\n/dev/sda1 / ext4 defaults 0 0'),
+              {'src': '10.0.0.1@o2ib0:/scratch', 'path': '/lustre', 'fstype': 'lustre'}]
+    run = os_play(STORAGE, {'node01': ('debian12', {'storage_mounts': mounts})})
+    assert run.rc != 0
+    assert run.failed == [
+        'storage_mounts on node01: [0].path data is not an absolute mount point; '
+        '[1].src "nfs01:/export\\n/dev/sda1 / ext4 defaults 0 0" holds whitespace, a control character or #, which '
+        '/etc/fstab cannot carry; a Lustre mount is listed but storage_lustre_packages is empty (Lustre clients come '
+        'from the site repository)']
+
+
+def test_fabric_interfaces_resolve_by_mac_and_take_the_default_mtu(os_play):
+    interfaces = [{'mac': '00:00:00:00:00:00', 'address': '10.100.0.11/24', 'rail': 0},
+                  {'name': 'lo', 'address': '10.100.1.11/24', 'rail': 1, 'mtu': 4200}]
+    run = os_play(FABRIC, {'node01': ('debian12', {'fabric_network_interfaces': interfaces})},
+                  cluster_model_group='all', fabric_network_rails=RAILS)
+    assert run.rc == 0, run.failed
+    assert run.out['node01'] == [
+        {'mac': '00:00:00:00:00:00', 'address': '10.100.0.11/24', 'rail': 0, 'name': 'lo', 'mtu': 9000, 'routes': []},
+        {'name': 'lo', 'address': '10.100.1.11/24', 'rail': 1, 'mtu': 4200, 'routes': []}]
+
+
+def test_missing_fabric_interfaces_are_named_with_the_host(os_play):
+    interfaces = [{'name': 'nosuch0', 'address': '10.100.0.11/24', 'rail': 0},
+                  {'mac': '0c:42:a1:00:00:01', 'address': '10.100.1.11/24', 'rail': 1}]
+    run = os_play(FABRIC, {'node01': ('debian12', {'fabric_network_interfaces': interfaces})},
+                  cluster_model_group='all', fabric_network_rails=RAILS)
+    assert run.rc != 0
+    assert len(run.failed) == 1
+    assert run.failed[0].startswith(
+        'fabric_network_interfaces on node01: no such interface nosuch0, 0c:42:a1:00:00:01 (this host has lo, ')
