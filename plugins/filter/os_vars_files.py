@@ -3,8 +3,7 @@
 """The os_vars_files filter: a role's per-OS variable files, least specific first, for include_vars to layer."""
 from __future__ import annotations
 
-import os
-
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.os_vars import os_vars_files
 from ansible_collections.hpcfabric.cluster.plugins.plugin_utils.filters import as_filter
 
 DOCUMENTATION = r'''
@@ -46,26 +45,6 @@ _value:
   type: list
   elements: path
 '''
-
-
-def os_vars_files(role_path, facts):
-    """See DOCUMENTATION."""
-    missing = [k for k in ('os_family', 'distribution', 'distribution_major_version') if not facts.get(k)]
-    if missing:
-        raise ValueError('the facts lack %s (gather them with ansible.builtin.setup first)' % ', '.join(missing))
-    family, name, major = facts['os_family'], facts['distribution'], facts['distribution_major_version']
-    layers = []
-    for stem in (family, '%s_%s' % (family, major), name, '%s_%s' % (name, major)):
-        if stem not in layers:
-            layers.append(stem)
-    vars_dir = os.path.join(role_path, 'vars')
-    found = [p for p in (os.path.join(vars_dir, stem + '.yml') for stem in layers) if os.path.isfile(p)]
-    if not found:
-        offered = sorted(f[:-4] for f in os.listdir(vars_dir) if f.endswith('.yml') and f != 'main.yml') \
-            if os.path.isdir(vars_dir) else []
-        raise ValueError('role %s does not support %s %s: it has variables for %s only'
-                         % (os.path.basename(os.path.normpath(role_path)), name, major, ', '.join(offered) or 'no OS'))
-    return found
 
 
 class FilterModule:

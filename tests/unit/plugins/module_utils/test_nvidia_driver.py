@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.hpcfabric.cluster.plugins.filter.os_vars_files import os_vars_files
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.os_vars import os_vars_files
 from ansible_collections.hpcfabric.cluster.plugins.module_utils import nvidia_driver as nd
 
 ROLE = Path(__file__).resolve().parents[4] / 'roles' / 'nvidia_driver'
