@@ -8,6 +8,13 @@ the controller instead of one task per host pair.
 from __future__ import annotations
 import ipaddress
 
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.input_syntax import (
+    hostname_problem,
+    ifname_problem,
+    label_problem,
+    mac_problem,
+)
+
 MTU_MIN = 1280
 MTU_MAX = 9216
 
@@ -22,6 +29,8 @@ def _rail_networks(rails, problems):
             problems.append('%s.subnet: %s is not a network address with a prefix (%s)' % (where, rail.get('subnet') if isinstance(rail, dict) else rail, exc))
             net = None
         networks.append(net)
+        if isinstance(rail, dict) and rail.get('name') is not None and label_problem(rail['name']):
+            problems.append('%s.name: %s (it is part of every node\'s fabric name)' % (where, label_problem(rail['name'])))
     seen = []
     for i, net in enumerate(networks):
         for j, other in seen:
@@ -69,6 +78,11 @@ def _check_interface(host, i, iface, rails, networks, default_mtu, seen_ifaces, 
     out = []
     if not isinstance(iface, dict):
         return ['%s on %s: must be a dict with name or mac, address and rail' % (where, host)]
+    for field, rule in (('name', ifname_problem), ('mac', mac_problem), ('hostname', hostname_problem)):
+        if iface.get(field) is not None and rule(iface[field]):
+            out.append('%s.%s on %s: %s' % (where, field, host, rule(iface[field])))
+    if out:
+        return out
     key = iface.get('name') or iface.get('mac')
     if not key:
         out.append('%s on %s: give the interface a name or a mac' % (where, host))
@@ -101,10 +115,37 @@ def _check_interface(host, i, iface, rails, networks, default_mtu, seen_ifaces, 
         if owner != (host, key):
             out.append('%s.address on %s: %s is already used by %s (%s)' % (where, host, addr.ip, owner[0], owner[1]))
 
+    out.extend(_check_routes(where, host, iface.get('routes'), addr))
     for name in interface_names(host, iface, rails):
+        if hostname_problem(name):
+            out.append('%s on %s: its fabric name %s' % (where, host, hostname_problem(name)))
+            continue
         owner = names.setdefault(name, host)
         if owner != host or (name in host_set and name != host):
             out.append('%s on %s: fabric hostname %s is already used by %s' % (where, host, name, owner if owner != host else name))
+    return out
+
+
+def _check_routes(where, host, routes, addr):
+    """Each route's destination is a network and its gateway is on the interface's own subnet."""
+    out = []
+    for j, route in enumerate(routes or []):
+        at = '%s.routes[%d]' % (where, j)
+        if not isinstance(route, dict):
+            out.append('%s on %s: must be a dict with to and via' % (at, host))
+            continue
+        try:
+            ipaddress.ip_network(str(route.get('to')), strict=True)
+        except ValueError:
+            out.append('%s.to on %s: %r is not a network with a prefix, e.g. 10.200.0.0/16' % (at, host, route.get('to')))
+        try:
+            via = ipaddress.ip_address(str(route.get('via')))
+        except ValueError:
+            out.append('%s.via on %s: %r is not an address' % (at, host, route.get('via')))
+            continue
+        if addr is not None and (via not in addr.network or via == addr.ip):
+            out.append('%s.via on %s: gateway %s is not another address on %s, the interface\'s subnet'
+                       % (at, host, via, addr.network))
     return out
 
 

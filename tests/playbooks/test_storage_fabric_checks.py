@@ -5,11 +5,27 @@
 Each host is the controller under another OS's facts (the ``os_play`` fixture of conftest.py). The mount checks and
 the interface resolution are unit-tested in tests/unit/plugins/module_utils (test_storage_mounts.py,
 test_fabric_links.py); here the roles' tasks show they call them and name the host. fabric_network's check reads
-the controller's own links: every Linux host has ``lo``, whose MAC is all zeros.
+the controller's own links: every Linux host has ``lo``, and the resolution by MAC takes the controller's first link
+with a unicast MAC (``lo``'s all-zero one is refused as no NIC's).
 """
 from __future__ import annotations
 
+import json
+import subprocess
+
 import pytest
+
+
+def unicast_link():
+    """(name, MAC) of one of this machine's links that has a real, unicast MAC."""
+    links = json.loads(subprocess.run(['ip', '-json', 'link', 'show'], capture_output=True, text=True, check=True).stdout)
+    for link in links:
+        mac = link.get('address', '')
+        if link.get('link_type') == 'ether' and len(mac) == 17 and not int(mac[:2], 16) & 1 and mac.strip('0:'):
+            return link['ifname'], mac
+    pytest.skip('this machine has no Ethernet link with a unicast MAC to resolve')
+    return None
+
 
 STORAGE = """    - name: Load the storage role's variables and check the mounts
       ansible.builtin.include_role:
@@ -75,13 +91,14 @@ def test_bad_mounts_are_refused_naming_host_and_entries(os_play):
 
 
 def test_fabric_interfaces_resolve_by_mac_and_take_the_default_mtu(os_play):
-    interfaces = [{'mac': '00:00:00:00:00:00', 'address': '10.100.0.11/24', 'rail': 0},
+    name, mac = unicast_link()
+    interfaces = [{'mac': mac.upper(), 'address': '10.100.0.11/24', 'rail': 0},
                   {'name': 'lo', 'address': '10.100.1.11/24', 'rail': 1, 'mtu': 4200}]
     run = os_play(FABRIC, {'node01': ('debian12', {'fabric_network_interfaces': interfaces})},
                   cluster_model_group='all', fabric_network_rails=RAILS)
     assert run.rc == 0, run.failed
     assert run.out['node01'] == [
-        {'mac': '00:00:00:00:00:00', 'address': '10.100.0.11/24', 'rail': 0, 'name': 'lo', 'mtu': 9000, 'routes': []},
+        {'mac': mac.upper(), 'address': '10.100.0.11/24', 'rail': 0, 'name': name, 'mtu': 9000, 'routes': []},
         {'name': 'lo', 'address': '10.100.1.11/24', 'rail': 1, 'mtu': 4200, 'routes': []}]
 
 

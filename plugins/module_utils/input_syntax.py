@@ -1,0 +1,59 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) hpcfabric maintainers
+"""The syntax of the strings an inventory hands to files, shells and trust stores.
+
+Each function takes a value and returns None when it is well formed, else the rule it breaks, worded to follow
+"<variable> on <host>: <value>" in a message. The checks run on the controller before any host is touched
+(the cluster model, check_inventory.yml); what they let through is what /etc/hosts, known_hosts and the network
+configuration files can hold without a second line, a wildcard or an empty match.
+"""
+from __future__ import annotations
+
+import re
+
+# RFC 1123 labels: letters, digits and inner hyphens, at most 63 characters
+_LABEL_RE = re.compile(r'^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$')
+_MAC_RE = re.compile(r'^[0-9A-Fa-f]{2}(?::[0-9A-Fa-f]{2}){5}$')
+# what the kernel refuses in a netdev name (dev_valid_name), plus what breaks the files that name it
+_IFNAME_FORBIDDEN = re.compile(r'[/:\s"\'\\*?\[\]#;$`]')
+
+
+def label_problem(value):
+    """A DNS label (RFC 1123): a rail name, one part of a host name."""
+    if not isinstance(value, str):
+        return 'must be a string, got %s' % type(value).__name__
+    if not _LABEL_RE.match(value):
+        return ('%r is not a host name label (letters, digits and inner hyphens, 1-63 characters)' % value)
+    return None
+
+
+def hostname_problem(value):
+    """A host name (RFC 1123): dot-separated labels, at most 253 characters; no wildcard, no trailing dot."""
+    if not isinstance(value, str):
+        return 'must be a string, got %s' % type(value).__name__
+    if not value or len(value) > 253 or any(label_problem(part) for part in value.split('.')):
+        return ('%r is not a host name (dot-separated labels of letters, digits and inner hyphens, at most 253 '
+                'characters)' % value)
+    return None
+
+
+def ifname_problem(value):
+    """A Linux network interface name: 1-15 bytes, not . or .., no slash, colon, whitespace, quote or glob."""
+    if not isinstance(value, str):
+        return 'must be a string, got %s' % type(value).__name__
+    if (not value or len(value.encode('utf-8')) > 15 or value in ('.', '..') or _IFNAME_FORBIDDEN.search(value)
+            or not value.isprintable() or not value.isascii()):
+        return ('%r is not an interface name (1-15 printable ASCII characters without /, :, whitespace, quotes, '
+                'glob or shell characters)' % value)
+    return None
+
+
+def mac_problem(value):
+    """A unicast Ethernet MAC as six colon-separated hex pairs (an invalid one would match every link)."""
+    if not isinstance(value, str):
+        return 'must be a string, got %s' % type(value).__name__
+    if not _MAC_RE.match(value):
+        return '%r is not a MAC address (six hex pairs separated by colons)' % value
+    if int(value[:2], 16) & 1 or value.replace(':', '').strip('0') == '':
+        return '%r is a multicast or all-zero MAC, which no NIC has' % value
+    return None

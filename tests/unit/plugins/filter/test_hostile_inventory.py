@@ -1,0 +1,130 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) hpcfabric maintainers
+"""Hostile and careless values in the example inventory, through check_inventory.yml's one filter.
+
+Each case mutates one value of inventories/example (as a sysadmin's typo or an attacker's string would) and must be
+refused before any host is touched, by a message that names the variable and the host. The cases are grouped by
+the file or trust store the value would otherwise reach.
+"""
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ansible_collections.hpcfabric.cluster.plugins.filter.inventory_problems import FilterModule
+
+inventory_problems = FilterModule().filters()['inventory_problems']
+
+EXAMPLE = Path(__file__).resolve().parents[4] / 'inventories' / 'example'
+NODE_ROLES = ['cluster_model', 'os_base', 'rdma', 'nvidia_driver', 'fabric_network', 'roce_qos', 'mpi',
+              'mpi_hostfile', 'ssh_trust', 'storage', 'validate']
+NODES = ['b300-01', 'b300-02']
+
+
+def example_hostvars():
+    """The example's two nodes as check_inventory.yml sees them: group variables, then host variables."""
+    inventory = yaml.safe_load((EXAMPLE / 'hosts.yml').read_text())
+    group = {}
+    for name in ('all', 'hpc_cluster', 'gpu_nodes'):
+        f = EXAMPLE / 'group_vars' / (name + '.yml')
+        if f.exists():
+            group.update(yaml.safe_load(f.read_text()) or {})
+    hosts = inventory['hpc_cluster']['children']['gpu_nodes']['hosts']
+    hostvars = {}
+    for host in NODES:
+        own = yaml.safe_load((EXAMPLE / 'host_vars' / (host + '.yml')).read_text()) or {}
+        hostvars[host] = dict(copy.deepcopy(group), **hosts[host], **own)
+    return hostvars
+
+
+def problems_of(hostvars):
+    result = inventory_problems(hostvars, NODES, [], NODE_ROLES, [])
+    return result['arguments'] + result['cluster_model'] + result['roce_policy'] + result['storage']
+
+
+def test_the_example_passes_as_shipped():
+    assert problems_of(example_hostvars()) == []
+
+
+def iface(host, i, **values):
+    def mutate(hv):
+        hv[host]['fabric_network_interfaces'][i].update(values)
+    return mutate
+
+
+def rail(i, **values):
+    def mutate(hv):
+        for host in NODES:
+            hv[host]['fabric_network_rails'][i].update(values)
+    return mutate
+
+
+def route(host, i, **values):
+    def mutate(hv):
+        hv[host]['fabric_network_interfaces'][i]['routes'] = [dict({'to': '10.200.0.0/16', 'via': '10.100.0.1'}, **values)]
+    return mutate
+
+
+# (mutation, the text the refusal must contain: the variable, the host, the rule)
+CASES = {
+    # /etc/hosts and known_hosts: the fabric names
+    'hostname with a newline adds a hosts line': (
+        iface('b300-02', 0, hostname='b300-02-r0\n10.0.0.1 evil'),
+        'fabric_network_interfaces[0].hostname on b300-02:'),
+    'hostname wildcard in known_hosts': (iface('b300-01', 1, hostname='*'), 'fabric_network_interfaces[1].hostname on b300-01:'),
+    'hostname with a space gives two names': (iface('b300-01', 0, hostname='node a'), 'fabric_network_interfaces[0].hostname on b300-01:'),
+    'hostname cert-authority marker': (iface('b300-01', 0, hostname='@cert-authority'), '.hostname on b300-01:'),
+    'hostname with a comma (known_hosts list)': (iface('b300-02', 2, hostname='a,b'), 'fabric_network_interfaces[2].hostname on b300-02:'),
+    'hostname trailing hyphen': (iface('b300-02', 2, hostname='node-'), 'fabric_network_interfaces[2].hostname on b300-02:'),
+    'hostname label too long': (iface('b300-02', 3, hostname='a' * 64), 'fabric_network_interfaces[3].hostname on b300-02:'),
+    'hostname with an underscore': (iface('b300-01', 3, hostname='b300_01'), 'fabric_network_interfaces[3].hostname on b300-01:'),
+    'rail name with a space': (rail(0, name='rail 0'), 'fabric_network_rails[0].name:'),
+    'rail name with a newline': (rail(1, name='r1\n1.2.3.4 x'), 'fabric_network_rails[1].name:'),
+    'rail name with a dot': (rail(2, name='r.2'), 'fabric_network_rails[2].name:'),
+    'rail name a wildcard': (rail(3, name='*'), 'fabric_network_rails[3].name:'),
+    # network files: interface names and MACs
+    'interface name with a slash': (iface('b300-01', 0, name='enp1/0'), 'fabric_network_interfaces[0].name on b300-01:'),
+    'interface name too long': (iface('b300-01', 0, name='enp1as0np0abcdef'), 'fabric_network_interfaces[0].name on b300-01:'),
+    'interface name glob matches every link': (iface('b300-02', 1, name='enp*'), 'fabric_network_interfaces[1].name on b300-02:'),
+    'interface name with a newline': (iface('b300-02', 1, name='eth0\nRUN+="x"'), 'fabric_network_interfaces[1].name on b300-02:'),
+    'interface name with a quote': (iface('b300-02', 4, name='eth"0'), 'fabric_network_interfaces[4].name on b300-02:'),
+    'interface name dot-dot': (iface('b300-02', 5, name='..'), 'fabric_network_interfaces[5].name on b300-02:'),
+    'interface name with a colon (alias)': (iface('b300-02', 5, name='eth0:1'), 'fabric_network_interfaces[5].name on b300-02:'),
+    'interface name with a space': (iface('b300-01', 6, name='eth 0'), 'fabric_network_interfaces[6].name on b300-01:'),
+    'MAC with dashes': (iface('b300-01', 7, mac='58-a2-e1-00-00-01'), 'fabric_network_interfaces[7].mac on b300-01:'),
+    'MAC too short': (iface('b300-01', 7, mac='58:a2:e1:00:00'), 'fabric_network_interfaces[7].mac on b300-01:'),
+    'MAC multicast': (iface('b300-02', 7, mac='01:00:5e:00:00:01'), 'fabric_network_interfaces[7].mac on b300-02:'),
+    'MAC all zero': (iface('b300-02', 7, mac='00:00:00:00:00:00'), 'fabric_network_interfaces[7].mac on b300-02:'),
+    'MAC with a newline': (iface('b300-02', 6, mac='58:a2:e1:00:00:01\n[Match]'), 'fabric_network_interfaces[6].mac on b300-02:'),
+    # routes
+    'gateway outside the rail': (route('b300-01', 0, via='10.100.9.1'), 'fabric_network_interfaces[0].routes[0].via on b300-01:'),
+    'gateway is the node itself': (route('b300-01', 0, via='10.100.0.11'), 'fabric_network_interfaces[0].routes[0].via on b300-01:'),
+    'gateway not an address': (route('b300-02', 0, via='gw; reboot'), 'fabric_network_interfaces[0].routes[0].via on b300-02:'),
+    'route destination with host bits': (route('b300-02', 0, to='10.200.0.1/16'), 'fabric_network_interfaces[0].routes[0].to on b300-02:'),
+    'route destination with a newline': (route('b300-02', 1, to='10.200.0.0/16\nGateway=1.1.1.1', via='10.100.1.1'),
+                                         'fabric_network_interfaces[1].routes[0].to on b300-02:'),
+    # /etc/fstab: mount strings
+    'mount source with a newline': (
+        lambda hv: hv['b300-01']['storage_mounts'].append(
+            {'src': 'nfs01:/export\n/dev/sda1 / ext4', 'path': '/data/x', 'fstype': 'nfs'}),
+        'storage_mounts on b300-01: [2].src'),
+    'mount point /etc/..': (
+        lambda hv: hv['b300-02']['storage_mounts'].append({'src': 'nfs01:/x', 'path': '/data/../etc', 'fstype': 'nfs'}),
+        'storage_mounts on b300-02: [2].path /data/../etc has a . or .. component'),
+    'mount option with a TAB': (
+        lambda hv: hv['b300-02']['storage_mounts'][0].update(opts='ro\tnoexec'), 'storage_mounts on b300-02: [0].opts'),
+    'default NFS options with a newline': (
+        lambda hv: hv['b300-01'].update(storage_nfs_options='hard\n/dev/sdb /boot ext4'), 'storage_mounts on b300-01: storage_nfs_options'),
+}
+
+
+@pytest.mark.parametrize('name', sorted(CASES))
+def test_a_hostile_value_is_refused_naming_variable_and_host(name):
+    mutate, expected = CASES[name]
+    hostvars = example_hostvars()
+    mutate(hostvars)
+    problems = problems_of(hostvars)
+    assert any(expected in p for p in problems), problems
