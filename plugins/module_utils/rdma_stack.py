@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright (c) hpcfabric maintainers
-"""The rdma role's view of a host's RDMA stack: whose build each installed rdma-core package is, and which ports
-of ``ansible_facts.ib`` are not Active.
+"""The rdma role's view of a host's RDMA stack: whose build each installed rdma-core package is, which ports of
+``ansible_facts.ib`` are not Active, and the files that add the DOCA-OFED repository.
 
 DOCA-OFED builds its own rdma-core and ships its packages under the distribution's names, so only the version
 tells the two builds apart (``rdma_doca_version_pattern``). The role keeps one stack per host: these answers feed
@@ -10,6 +10,7 @@ its refusals and the move of the distribution's packages to DOCA's build.
 from __future__ import annotations
 
 import re
+from urllib.parse import urlsplit
 
 
 def installed_core_packages(installed, core_names, doca_version_pattern):
@@ -57,3 +58,37 @@ def inactive_ports(ib):
                 lines.append('%s port %s is %s (physical state %s)'
                              % (device, port, state.get('state'), state.get('physical_state')))
     return lines
+
+
+# where the role writes DOCA-OFED's signing key and repository, per package manager
+DOCA_FILES = {
+    'apt': {'key': '/etc/apt/keyrings/hpcfabric-doca.asc', 'repo': '/etc/apt/sources.list.d/hpcfabric-doca.sources',
+            'pin': '/etc/apt/preferences.d/hpcfabric-doca.pref'},
+    'dnf': {'key': '/etc/pki/rpm-gpg/RPM-GPG-KEY-hpcfabric-doca', 'repo': '/etc/yum.repos.d/hpcfabric-doca.repo'},
+}
+# DOCA's packages share their names with the distribution's. Above apt's default 500, DOCA's build of every package
+# its repository has wins, even where the distribution's is newer, without downgrading anything installed (that
+# takes 1000). dnf takes a package from the repository with the lowest priority number (default 99).
+APT_PIN_PRIORITY = 600
+DNF_PRIORITY = 10
+
+
+def doca_repository(url, repo_kind):
+    """The files, apt source and pin, or dnf repository that put the DOCA-OFED repository ``url`` on a host.
+
+    NVIDIA publishes each DOCA release as a flat repository per OS and architecture
+    (https://linux.mellanox.com/public/repo/doca/<release>/<os>/<arch>/). apt's pin matches the repository's origin,
+    its host name, which is empty for a ``file:`` repository.
+    """
+    if repo_kind not in DOCA_FILES:
+        raise ValueError('repository kind must be one of %s, got %r' % (', '.join(DOCA_FILES), repo_kind))
+    if not isinstance(url, str) or not url:
+        raise ValueError('rdma_doca_repo_url must be a URL, got %r' % (url,))
+    files = DOCA_FILES[repo_kind]
+    if repo_kind == 'apt':
+        return {'files': files,
+                'apt_source': {'Types': 'deb', 'URIs': url, 'Suites': './', 'Signed-By': files['key']},
+                'apt_pin': {'origin': urlsplit(url).hostname or '', 'priority': APT_PIN_PRIORITY}}
+    return {'files': files,
+            'dnf_repo': {'name': 'hpcfabric-doca', 'description': 'NVIDIA DOCA-OFED', 'baseurl': url, 'gpgcheck': True,
+                         'gpgkey': 'file://' + files['key'], 'priority': DNF_PRIORITY}}

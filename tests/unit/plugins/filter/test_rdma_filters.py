@@ -12,7 +12,7 @@ FILTERS = FilterModule().filters()
 
 
 def test_filters_are_registered_under_their_doc_names():
-    assert sorted(FILTERS) == ['rdma_core_packages', 'rdma_inactive_ports']
+    assert sorted(FILTERS) == ['rdma_core_packages', 'rdma_doca_repository', 'rdma_inactive_ports']
     assert all(FILTERS[name].__name__ == name for name in FILTERS)
 
 

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright (c) hpcfabric maintainers
-"""The rdma role's stack classification: installed rdma-core packages by build, ports not Active."""
+"""The rdma role's stack: the packages per OS (its real vars files), installed rdma-core packages by build, ports not
+Active, the DOCA-OFED repository files."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,7 +11,9 @@ import yaml
 
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.ib_sysfs import read_devices
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.ibstat import parse_ibstat, summarize
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.os_vars import os_vars_files
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.rdma_stack import (
+    doca_repository,
     inactive_ports,
     installed_core_packages,
 )
@@ -113,3 +116,73 @@ def test_ports_in_number_order():
 def test_inactive_ports_needs_ib_facts():
     with pytest.raises(TypeError, match='ansible_facts.ib'):
         inactive_ports({'ca_names': ['mlx5_0']})
+
+
+# the facts os_vars_files reads, as setup reports them on each supported OS
+OS = {'debian12': ('Debian', 'Debian', '12'), 'debian13': ('Debian', 'Debian', '13'),
+      'ubuntu2204': ('Debian', 'Ubuntu', '22'), 'ubuntu2404': ('Debian', 'Ubuntu', '24'),
+      'rhel8': ('RedHat', 'RedHat', '8'), 'rhel9': ('RedHat', 'RedHat', '9'), 'rocky9': ('RedHat', 'Rocky', '9')}
+DEBIAN_FAMILY = [key for key, facts in OS.items() if facts[0] == 'Debian']
+REDHAT_FAMILY = [key for key, facts in OS.items() if facts[0] == 'RedHat']
+
+
+def role_vars(os_key):
+    """The rdma role's variables for an OS, loaded as set_vars.yml loads them."""
+    family, name, major = OS[os_key]
+    data = {}
+    for path in os_vars_files(str(ROLE), {'os_family': family, 'distribution': name, 'distribution_major_version': major}):
+        data.update(yaml.safe_load(Path(path).read_text()))
+    return data
+
+
+def test_inbox_packages_and_package_manager_per_os():
+    deb = ['rdma-core', 'ibverbs-providers', 'ibverbs-utils', 'rdmacm-utils', 'infiniband-diags', 'perftest']
+    rpm = ['rdma-core', 'libibverbs-utils', 'librdmacm-utils', 'infiniband-diags', 'perftest']
+    for key in DEBIAN_FAMILY:
+        assert (role_vars(key)['__rdma_inbox_packages'], role_vars(key)['__rdma_repo_kind']) == (deb, 'apt'), key
+    for key in REDHAT_FAMILY:
+        assert (role_vars(key)['__rdma_inbox_packages'], role_vars(key)['__rdma_repo_kind']) == (rpm, 'dnf'), key
+
+
+def test_the_one_stack_check_knows_each_family_s_library_names():
+    # Ubuntu 24.04 and Debian 13 renamed two libraries for 64-bit time_t
+    for key in DEBIAN_FAMILY:
+        assert {'libibverbs1', 'librdmacm1', 'librdmacm1t64', 'libibnetdisc5', 'libibnetdisc5t64',
+                'ibverbs-providers'} <= set(role_vars(key)['__rdma_core_packages'])
+    for key in REDHAT_FAMILY:
+        core = set(role_vars(key)['__rdma_core_packages'])
+        assert {'rdma-core', 'libibverbs', 'librdmacm', 'libibumad', 'infiniband-diags', 'srp_daemon'} <= core
+        assert 'libibverbs1' not in core
+
+
+DOCA_URL = 'https://linux.mellanox.com/public/repo/doca/2.9.1/ubuntu24.04/x86_64/'
+
+
+def test_doca_apt_repository_is_a_signed_flat_source_pinned_to_its_origin():
+    assert doca_repository(DOCA_URL, 'apt') == {
+        'files': {'key': '/etc/apt/keyrings/hpcfabric-doca.asc', 'repo': '/etc/apt/sources.list.d/hpcfabric-doca.sources',
+                  'pin': '/etc/apt/preferences.d/hpcfabric-doca.pref'},
+        'apt_source': {'Types': 'deb', 'URIs': DOCA_URL, 'Suites': './', 'Signed-By': '/etc/apt/keyrings/hpcfabric-doca.asc'},
+        'apt_pin': {'origin': 'linux.mellanox.com', 'priority': 600}}
+
+
+def test_doca_apt_pin_of_a_file_repository_has_apt_s_empty_origin():
+    assert doca_repository('file:///srv/doca/', 'apt')['apt_pin'] == {'origin': '', 'priority': 600}
+
+
+def test_doca_dnf_repository_is_gpg_checked_and_preferred_over_the_os():
+    url = 'https://linux.mellanox.com/public/repo/doca/2.9.1/rhel9.2/x86_64/'
+    assert doca_repository(url, 'dnf') == {
+        'files': {'key': '/etc/pki/rpm-gpg/RPM-GPG-KEY-hpcfabric-doca', 'repo': '/etc/yum.repos.d/hpcfabric-doca.repo'},
+        'dnf_repo': {'name': 'hpcfabric-doca', 'description': 'NVIDIA DOCA-OFED', 'baseurl': url, 'gpgcheck': True,
+                     'gpgkey': 'file:///etc/pki/rpm-gpg/RPM-GPG-KEY-hpcfabric-doca', 'priority': 10}}
+
+
+@pytest.mark.parametrize('url, kind, message', [
+    (None, 'apt', 'rdma_doca_repo_url must be a URL, got None'),
+    ('', 'dnf', "rdma_doca_repo_url must be a URL, got ''"),
+    (DOCA_URL, 'zypper', "repository kind must be one of apt, dnf, got 'zypper'"),
+])
+def test_doca_repository_refuses_what_it_cannot_write(url, kind, message):
+    with pytest.raises(ValueError, match=message):
+        doca_repository(url, kind)

@@ -1,0 +1,137 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) hpcfabric maintainers
+"""tools/lab keeps its promises: what the molecule scenarios and `make demo` assume of a lab before any role runs.
+
+The settings checks run anywhere. The lifecycle (up, status, the nodes' state, down) needs root, podman and the
+lab's Debian packages (`make setup`), and takes a minute or two: it runs when HPCFABRIC_LAB_TEST=1, as the molecule
+stage of tools/run.sh sets it, on a lab of its own (LAB_NAME labtest, subnets 10.77.15.0/24 and 10.78.15.0/24).
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+LAB = ROOT / 'tools' / 'lab'
+LIVE = os.environ.get('HPCFABRIC_LAB_TEST') == '1'
+
+
+def lab(*args, env=None, check=False, timeout=1800):
+    run = subprocess.run([str(LAB), *args], env=dict(os.environ, **(env or {})), capture_output=True, text=True,
+                         timeout=timeout, check=False)
+    if check and run.returncode != 0:
+        raise AssertionError('tools/lab %s exit %d:\n%s\n%s' % (' '.join(args), run.returncode, run.stdout, run.stderr))
+    return run
+
+
+# every command but a usage error wants root before it reads its settings
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason='tools/lab runs as root')
+
+
+def test_an_unknown_command_is_a_usage_error():
+    run = lab('sideways')
+    assert run.returncode == 2
+    assert 'usage: tools/lab up N | down | status | inventory | purge' in run.stderr
+
+
+@pytest.mark.parametrize('env, message', [
+    ({'LAB_NAME': 'Lab-1'}, "LAB_NAME must be 1-10 lowercase letters or digits, starting with a letter (got 'Lab-1')"),
+    ({'LAB_MGMT_SUBNET': '10.77.0.0/16'}, "lab subnets must be IPv4 /24 networks like 10.77.0.0/24 (got '10.77.0.0/16')"),
+    ({'LAB_MGMT_SUBNET': '10.99.0.0/24', 'LAB_FABRIC_SUBNET': '10.99.0.0/24'},
+     'LAB_MGMT_SUBNET and LAB_FABRIC_SUBNET must differ'),
+    ({'LAB_PROXY_PORT': '99999'}, "LAB_PROXY_PORT must be a TCP port number (got '99999')"),
+    ({'LAB_MIRROR': 'ftp://mirror'}, "LAB_MIRROR must be an http:// URL (got 'ftp://mirror')"),
+    ({'LAB_EXTRA_PORTS': '3142'}, 'LAB_EXTRA_PORTS must be TCP port numbers separated by spaces, other than LAB_PROXY_PORT'),
+    ({'LAB_INVENTORY': 'relative/inv'}, 'LAB_INVENTORY must be an absolute path'),
+], ids=['name', 'subnet', 'same-subnets', 'proxy-port', 'mirror', 'extra-port', 'inventory'])
+@needs_root
+def test_bad_settings_are_refused_naming_the_variable(tmp_path, env, message):
+    run = lab('status', env=dict({'LAB_DIR': str(tmp_path / 'lab')}, **env))
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert message in run.stderr
+
+
+@needs_root
+def test_a_lab_dir_that_is_not_a_plain_absolute_path_is_refused():
+    run = lab('status', env={'LAB_DIR': 'lab dir'})
+    assert run.returncode == 1
+    assert "LAB_DIR must be an absolute path of letters, digits and ._/+@- (got 'lab dir')" in run.stderr
+
+
+@pytest.fixture(scope='module')
+def live_lab(tmp_path_factory):
+    if not LIVE:
+        pytest.skip('needs root and podman: set HPCFABRIC_LAB_TEST=1 (the molecule stage does)')
+    base = tmp_path_factory.mktemp('labtest')
+    env = {'LAB_DIR': str(ROOT / '.cache' / 'lab-test'), 'LAB_NAME': 'labtest', 'LAB_MGMT_SUBNET': '10.77.15.0/24',
+           'LAB_FABRIC_SUBNET': '10.78.15.0/24', 'LAB_PROXY_PORT': '3155', 'LAB_INVENTORY': str(base / 'inventory')}
+    lab('down', env=env, check=True)
+    lab('up', '2', env=env, check=True)
+    try:
+        yield env
+    finally:
+        lab('down', env=env)
+
+
+def on_node(env, address, command):
+    """Run a command on a node as the roles' connection does: root, the lab's key, host key checked."""
+    lab_dir = Path(env['LAB_DIR'])
+    return subprocess.run(
+        ['ssh', '-i', str(lab_dir / 'ssh' / 'id_ed25519'), '-o', 'IdentitiesOnly=yes', '-o', 'BatchMode=yes',
+         '-o', 'UserKnownHostsFile=%s' % (lab_dir / 'known_hosts'), '-o', 'StrictHostKeyChecking=yes',
+         '-o', 'ConnectTimeout=10', 'root@%s' % address, command],
+        capture_output=True, text=True, timeout=120, check=False)
+
+
+def inventory_hosts(env):
+    hosts = yaml.safe_load((Path(env['LAB_INVENTORY']) / 'hosts.yml').read_text())
+    return hosts['all']['children']['hpc_cluster']['children']['gpu_nodes']['hosts']
+
+
+def test_the_inventory_lists_each_node_with_its_fabric_interface(live_lab):
+    hosts = inventory_hosts(live_lab)
+    assert sorted(hosts) == ['node01', 'node02']
+    assert [hosts[h]['ansible_host'] for h in sorted(hosts)] == ['10.77.15.11', '10.77.15.12']
+    assert [hosts[h]['fabric_network_interfaces'] for h in sorted(hosts)] == [
+        [{'name': 'fab0', 'address': '10.78.15.%d/24' % i, 'rail': 0}] for i in (1, 2)]
+
+
+def test_status_says_up_with_exit_0(live_lab):
+    run = lab('status', env=live_lab)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "lab 'labtest'" in run.stdout and 'up, 2 nodes' in run.stdout
+
+
+@pytest.mark.parametrize('node', ['10.77.15.11', '10.77.15.12'])
+def test_each_node_boots_systemd_and_answers_ssh_with_the_recorded_host_key(live_lab, node):
+    run = on_node(live_lab, node, 'systemctl is-system-running --wait')
+    assert run.returncode in (0, 1), run.stderr
+    assert run.stdout.strip() in ('running', 'degraded'), run.stdout + run.stderr
+
+
+@pytest.mark.parametrize('node', ['10.77.15.11', '10.77.15.12'])
+def test_the_fabric_nic_is_fresh_and_the_files_the_roles_manage_are_plain(live_lab, node):
+    """fab0 without an address at a new NIC's MTU, and /etc/hosts, hostname, resolv.conf not bind-mounted, so the
+    fabric_network role has real work to do and its read-back means something."""
+    assert on_node(live_lab, node, 'ip -4 -o addr show dev fab0').stdout == ''
+    assert on_node(live_lab, node, 'cat /sys/class/net/fab0/mtu').stdout.strip() == '1500'
+    mounts = on_node(live_lab, node, 'cat /proc/self/mountinfo').stdout.splitlines()
+    managed = (' /etc/hosts ', ' /etc/hostname ', ' /etc/resolv.conf ')
+    assert [line for line in mounts if any(path in line for path in managed)] == []
+
+
+def test_nodes_reach_each_other_on_the_management_network(live_lab):
+    run = on_node(live_lab, '10.77.15.11', 'ping -c 1 -W 2 10.77.15.12')
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_down_removes_the_lab_and_status_says_down_with_exit_3(live_lab):
+    lab('down', env=live_lab, check=True)
+    run = lab('status', env=live_lab)
+    assert run.returncode == 3, run.stdout + run.stderr
+    assert "lab 'labtest'" in run.stdout and ': down' in run.stdout
+    assert on_node(live_lab, '10.77.15.11', 'true').returncode != 0
