@@ -20,8 +20,8 @@ def test_nothing_set_is_nothing_wrong():
 
 
 def test_each_problem_names_variable_and_host_in_node_order():
-    variables = {'n1': {'ssh_trust_key_dir': '/tmp/k'}, 'n2': {'validate_work_dir': '/', 'os_base_nofile': 0,
-                                                            'ssh_trust_authorized_from': ['10.0.0.0/8', '*']}}
+    variables = {'n1': {'ssh_trust_key_dir': '/tmp/k'},
+                 'n2': {'validate_work_dir': '/', 'os_base_nofile': 0, 'ssh_trust_authorized_from': ['10.0.0.0/8', '*']}}
     problems = node_problems(variables, ['n1', 'n2'], OPTIONS)
     assert [p.split(':')[0] for p in problems] == [
         'ssh_trust_key_dir on n1', 'os_base on n2', 'validate_work_dir on n2', 'ssh_trust_authorized_from[1] on n2']
