@@ -78,9 +78,16 @@ _value:
       description: RoCE policy and MTU problems between nodes and switches.
       type: list
       elements: str
-    storage:
-      description: What of C(storage_mounts) cannot reach /etc/fstab, per node (C(storage_mounts on b300-01 - ...));
-        run whenever the arguments step found nothing.
+    node_settings:
+      description:
+        - Each node's own strings that would reach a file, trust store or command malformed, e.g. C(storage_mounts on
+          b300-01 - [0].src ...), C(os_base on b300-01 - ...), C(validate_work_dir on b300-01 - '/' is a system
+          directory ...), C(ssh_trust_authorized_from[0] on b300-01 - '*' is not ...); run whenever the arguments
+          step found nothing.
+        - Mounts as the storage role checks them; os_base's limits, kernel parameters and time servers; directories
+          a role creates, owns or installs into (absolute, normalised, no blank, quote, shell or glob character, not a
+          system directory); the controller's key directory (not under a world-writable directory either); the
+          C(from=) patterns of the cluster key. Only values the inventory sets are checked.
       type: list
       elements: str
 '''
@@ -88,7 +95,7 @@ _value:
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.cluster_model import build_model
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.inventory_spec import read_variables, spec_problems
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.qos_plan import check_qos
-from ansible_collections.hpcfabric.cluster.plugins.module_utils.storage_mounts import mount_problems
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.node_settings import node_problems
 from ansible_collections.hpcfabric.cluster.plugins.plugin_utils.filters import as_filter
 from ansible_collections.hpcfabric.cluster.plugins.plugin_utils.role_specs import role_options
 
@@ -116,25 +123,8 @@ def inventory_problems(hostvars, nodes, switches, node_roles, switch_roles):
         result['cluster_model'] = build_model(variables, nodes)['problems']
     if not result['arguments'] and not result['cluster_model']:
         result['roce_policy'] = check_qos(variables, nodes, switches)
-    result['storage'] = [] if result['arguments'] else _storage_problems(variables, nodes, node_options)
+    result['node_settings'] = [] if result['arguments'] else node_problems(variables, nodes, node_options)
     return result
-
-
-def _storage_problems(variables, nodes, options):
-    """The storage role's mount checks, for every node that has the role: what would reach /etc/fstab."""
-    if 'storage_mounts' not in options:
-        return []
-
-    def setting(host, name):
-        value = variables[host].get(name)
-        return options[name].get('default') if value is None else value
-
-    problems = []
-    for host in nodes:
-        found = mount_problems(setting(host, 'storage_mounts') or [], setting(host, 'storage_nfs_options'),
-                               setting(host, 'storage_lustre_options'), setting(host, 'storage_lustre_packages') or [])
-        problems.extend('storage_mounts on %s: %s' % (host, p) for p in found)
-    return problems
 
 
 class FilterModule(object):

@@ -9,6 +9,8 @@ configuration files can hold without a second line, a wildcard or an empty match
 """
 from __future__ import annotations
 
+import ipaddress
+import posixpath
 import re
 
 # RFC 1123 labels: letters, digits and inner hyphens, at most 63 characters
@@ -56,4 +58,53 @@ def mac_problem(value):
         return '%r is not a MAC address (six hex pairs separated by colons)' % value
     if int(value[:2], 16) & 1 or value.replace(':', '').strip('0') == '':
         return '%r is a multicast or all-zero MAC, which no NIC has' % value
+    return None
+
+
+# directories a role must never create, chown, chmod, empty or mount over
+SYSTEM_DIRS = frozenset([
+    '/', '/bin', '/boot', '/dev', '/etc', '/home', '/lib', '/lib32', '/lib64', '/media', '/mnt', '/opt', '/proc', '/root',
+    '/run', '/sbin', '/srv', '/sys', '/tmp', '/usr', '/usr/bin', '/usr/include', '/usr/lib', '/usr/lib64',
+    '/usr/libexec', '/usr/local', '/usr/local/bin', '/usr/local/lib', '/usr/sbin', '/usr/share', '/var',
+    '/var/cache', '/var/lib', '/var/log', '/var/spool', '/var/tmp', '/dev/shm'])
+# kernel file systems: nothing of a role's belongs there
+_VIRTUAL_TREES = ('/proc/', '/sys/', '/dev/')
+# directories every user can write to: a private directory under one can be raced or read
+_SHARED_TREES = ('/tmp/', '/var/tmp/', '/dev/shm/')
+# what a path may not hold: it reaches unit files, profile.d, modulefiles and MCA files as it is
+_PATH_UNSAFE = re.compile(r'[\s"\'\\$`;&|<>*?\[\]{}#\x00-\x1f\x7f]')
+
+
+def path_problem(value, owned=True, private=False):
+    """An absolute, normalised path without blanks, quotes or shell, glob or comment characters.
+
+    ``owned``: the role creates, changes the owner or mode of, empties or mounts over it, so it is not a system
+    directory or under /proc, /sys or /dev. ``private``: it holds secrets, so it is not under a world-writable
+    directory either.
+    """
+    if not isinstance(value, str) or not value:
+        return 'must be a non-empty string, got %r' % (value,)
+    if _PATH_UNSAFE.search(value) or not value.isprintable():
+        return '%r holds a blank, quote, control, shell, glob or comment character' % value
+    if not value.startswith('/') or posixpath.normpath(value) != value or value.startswith('//'):
+        return '%r is not an absolute normalised path (no //, ., .. or trailing /)' % value
+    if owned and (value in SYSTEM_DIRS or value.startswith(_VIRTUAL_TREES)):
+        return '%r is a system directory or under /proc, /sys or /dev, which the role would take over' % value
+    if private and value.startswith(_SHARED_TREES):
+        return '%r is under a directory every user can write to, which no secret belongs in' % value
+    return None
+
+
+def from_pattern_problem(value):
+    """One entry of an OpenSSH ``from=`` list: an address, a CIDR network or a host name, without wildcards."""
+    if not isinstance(value, str) or not value:
+        return 'must be a non-empty string, got %r' % (value,)
+    try:
+        ipaddress.ip_network(value, strict=False)
+        return None
+    except ValueError:
+        pass
+    if hostname_problem(value):
+        return ('%r is not an address, CIDR network or host name (no wildcard, negation, comma or quote: it '
+                'would widen or end the key\'s from= list)' % value)
     return None

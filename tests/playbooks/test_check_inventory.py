@@ -47,6 +47,18 @@ def test_wrong_type_and_choice_name_host_and_variable(inventory, playbook):
     assert re.search(r"os_base_nofile.*found in b300-02", flat)
 
 
+def test_node_strings_are_refused_before_any_host_naming_variable_and_host(inventory, playbook):
+    def mutate(data):
+        data.update(validate_work_dir='/', ssh_trust_authorized_from=['*'], os_base_ntp_servers=['ntp\nallow all'])
+    inventory.edit('host_vars/b300-01.yml', mutate)
+    rc, out = playbook(inventory.path, 'check_inventory.yml')
+    assert rc != 0
+    flat = ' '.join(out.split())
+    assert "validate_work_dir on b300-01: '/' is a system directory" in flat
+    assert "ssh_trust_authorized_from[0] on b300-01: '*' is not an address" in flat
+    assert 'os_base on b300-01: os_base_ntp_servers[0]' in flat
+
+
 def test_empty_compute_group_is_refused(tmp_path, playbook):
     (tmp_path / 'hosts.yml').write_text('all:\n  hosts:\n    lonely: {}\n')
     rc, out = playbook(tmp_path / 'hosts.yml', 'check_inventory.yml')

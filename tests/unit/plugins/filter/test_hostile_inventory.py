@@ -42,7 +42,7 @@ def example_hostvars():
 
 def problems_of(hostvars):
     result = inventory_problems(hostvars, NODES, [], NODE_ROLES, [])
-    return result['arguments'] + result['cluster_model'] + result['roce_policy'] + result['storage']
+    return result['arguments'] + result['cluster_model'] + result['roce_policy'] + result['node_settings']
 
 
 def test_the_example_passes_as_shipped():
@@ -65,6 +65,12 @@ def rail(i, **values):
 def route(host, i, **values):
     def mutate(hv):
         hv[host]['fabric_network_interfaces'][i]['routes'] = [dict({'to': '10.200.0.0/16', 'via': '10.100.0.1'}, **values)]
+    return mutate
+
+
+def setting(host, **values):
+    def mutate(hv):
+        hv[host].update(values)
     return mutate
 
 
@@ -118,6 +124,46 @@ CASES = {
         lambda hv: hv['b300-02']['storage_mounts'][0].update(opts='ro\tnoexec'), 'storage_mounts on b300-02: [0].opts'),
     'default NFS options with a newline': (
         lambda hv: hv['b300-01'].update(storage_nfs_options='hard\n/dev/sdb /boot ext4'), 'storage_mounts on b300-01: storage_nfs_options'),
+    # directories and files the roles create, own, empty or install into
+    'work directory /': (setting('b300-01', validate_work_dir='/'), "validate_work_dir on b300-01: '/' is a system directory"),
+    'work directory /tmp loses its sticky bit': (setting('b300-02', validate_work_dir='/tmp'),
+                                                 "validate_work_dir on b300-02: '/tmp' is a system directory"),
+    'checkpoints over /etc': (setting('b300-01', validate_checkpoint_dir='/etc'), 'validate_checkpoint_dir on b300-01:'),
+    'checkpoint dir with a shell command': (setting('b300-01', validate_checkpoint_dir='/data/ckpt;reboot'),
+                                            'validate_checkpoint_dir on b300-01:'),
+    'HPC-X prefix with $( )': (setting('b300-02', mpi_hpcx_prefix='/opt/hpcx$(id)'), 'mpi_hpcx_prefix on b300-02:'),
+    'HPC-X prefix relative': (setting('b300-02', mpi_hpcx_prefix='opt/hpcx'), 'mpi_hpcx_prefix on b300-02:'),
+    'source prefix with ..': (setting('b300-01', mpi_source_prefix='/opt/../usr'), 'mpi_source_prefix on b300-01:'),
+    'build dir /var/tmp (emptied after the build)': (setting('b300-01', mpi_source_build_dir='/var/tmp'),
+                                                     'mpi_source_build_dir on b300-01:'),
+    'modulefiles into /usr/share': (setting('b300-02', mpi_modulefiles_dir='/usr/share'), 'mpi_modulefiles_dir on b300-02:'),
+    'bench dir under /proc': (setting('b300-02', validate_bench_dir='/proc/self'), 'validate_bench_dir on b300-02:'),
+    'script dir with a newline (unit file)': (setting('b300-01', roce_qos_script_dir='/usr/local/lib/x\nExecStartPost=/bin/sh'),
+                                              'roce_qos_script_dir on b300-01:'),
+    'hostfile path with a space': (setting('b300-01', mpi_hostfile_path='/etc/mpi/host file'), 'mpi_hostfile_path on b300-01:'),
+    'cluster key in /tmp': (setting('b300-01', ssh_trust_key_dir='/tmp/keys'),
+                            "ssh_trust_key_dir on b300-01: '/tmp/keys' is under a directory every user can write to"),
+    'cluster key dir relative': (setting('b300-02', ssh_trust_key_dir='keys'), 'ssh_trust_key_dir on b300-02:'),
+    # the cluster key's from= patterns
+    'authorized from everywhere': (setting('b300-01', ssh_trust_authorized_from=['*']), 'ssh_trust_authorized_from[0] on b300-01:'),
+    'authorized from with a quote injecting command=': (
+        setting('b300-02', ssh_trust_authorized_from=['10.0.0.0/8",command="/bin/sh']), 'ssh_trust_authorized_from[0] on b300-02:'),
+    'authorized from a negation': (setting('b300-02', ssh_trust_authorized_from=['10.0.0.0/8', '!10.0.0.1']),
+                                   'ssh_trust_authorized_from[1] on b300-02:'),
+    'authorized from a comma-joined list': (setting('b300-01', ssh_trust_authorized_from=['10.0.0.1,*']),
+                                            'ssh_trust_authorized_from[0] on b300-01:'),
+    'download cache over /var/cache': (setting('b300-02', mpi_download_dir='/var/cache'), 'mpi_download_dir on b300-02:'),
+    'report directory /': (setting('b300-01', validate_report_dir='/'), 'validate_report_dir on b300-01:'),
+    'RoCE config path relative': (setting('b300-02', roce_qos_config_path='roce.json'), 'roce_qos_config_path on b300-02:'),
+    # limits.d, sysctl.d, chrony: os_base
+    'open-file limit zero': (setting('b300-02', os_base_nofile=0), 'os_base on b300-02: os_base_nofile 0'),
+    'memlock with a unit limits.d cannot read': (setting('b300-01', os_base_memlock='64G'), 'os_base on b300-01: os_base_memlock "64G"'),
+    'sysctl value with a newline': (setting('b300-02', os_base_sysctl_extra={'vm.swappiness': '10\nkernel.sysrq = 1'}),
+                                    'os_base on b300-02: kernel parameter vm.swappiness'),
+    'sysctl name that is no parameter': (setting('b300-02', os_base_sysctl_extra={'swappiness': 10}),
+                                         'os_base on b300-02: kernel parameter "swappiness" is not a sysctl name'),
+    'time server with a newline adds a chrony directive': (
+        setting('b300-01', os_base_ntp_servers=['ntp1.example.org\nallow all']), 'os_base on b300-01: os_base_ntp_servers[0]'),
 }
 
 

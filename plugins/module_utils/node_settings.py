@@ -1,0 +1,55 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) hpcfabric maintainers
+"""The checks of each node's own strings that reach files, trust stores and commands, for check_inventory.yml.
+
+They run on the controller after the argument specs (so every value has its declared type) and before any host is
+touched. Each message reads ``<variable> on <host>: <what is wrong>``. Only values the inventory sets are checked:
+the roles' defaults are the collection's own.
+"""
+from __future__ import annotations
+
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.input_syntax import from_pattern_problem, path_problem
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.os_tuning import settings_problems as tuning_problems
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.storage_mounts import mount_problems
+
+# directories on the nodes that a role creates, chowns, empties or installs into
+OWNED_DIRS = ('mpi_download_dir', 'mpi_modulefiles_dir', 'mpi_hpcx_prefix', 'mpi_source_prefix', 'mpi_source_build_dir',
+              'roce_qos_script_dir', 'validate_bench_dir', 'validate_work_dir', 'validate_checkpoint_dir',
+              'validate_report_dir')
+# files a role writes
+OWNED_FILES = ('mpi_hostfile_path', 'roce_qos_config_path')
+# directories on the controller that hold the cluster's private key
+PRIVATE_DIRS = ('ssh_trust_key_dir',)
+
+
+def node_problems(variables, nodes, options):
+    """Every problem of the nodes' strings, in node order; ``variables`` ``{host: {name: value}}`` as the inventory
+    sets them, ``options`` the roles' merged argument-spec options (which roles run decides what is checked)."""
+    problems = []
+    for host in nodes:
+        own = variables.get(host) or {}
+
+        def setting(name, own=own):
+            value = own.get(name)
+            return (options.get(name) or {}).get('default') if value is None else value
+
+        if 'storage_mounts' in options:
+            problems.extend('storage_mounts on %s: %s' % (host, p) for p in mount_problems(
+                setting('storage_mounts') or [], setting('storage_nfs_options'), setting('storage_lustre_options'),
+                setting('storage_lustre_packages') or []))
+        if 'os_base_sysctl' in options:
+            sysctl = dict(setting('os_base_sysctl') or {}, **(setting('os_base_sysctl_extra') or {}))
+            problems.extend('os_base on %s: %s' % (host, p) for p in tuning_problems(
+                setting('os_base_memlock'), setting('os_base_nofile'), sysctl, setting('os_base_ntp_servers') or []))
+        for names, owned, private in ((OWNED_DIRS, True, False), (OWNED_FILES, False, False),
+                                      (PRIVATE_DIRS, True, True)):
+            for name in names:
+                if name in options and own.get(name) is not None:
+                    problem = path_problem(own[name], owned=owned, private=private)
+                    if problem:
+                        problems.append('%s on %s: %s' % (name, host, problem))
+        for index, pattern in enumerate(own.get('ssh_trust_authorized_from') or [] if 'ssh_trust_authorized_from' in options else []):
+            problem = from_pattern_problem(pattern)
+            if problem:
+                problems.append('ssh_trust_authorized_from[%d] on %s: %s' % (index, host, problem))
+    return problems
