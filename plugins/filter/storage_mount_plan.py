@@ -80,7 +80,7 @@ _value:
       elements: dict
 '''
 
-from ansible_collections.hpcfabric.cluster.plugins.module_utils.storage_mounts import mount_plan
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.storage_mounts import fstab_drift, mount_plan
 from ansible_collections.hpcfabric.cluster.plugins.plugin_utils.filters import as_filter
 
 
@@ -88,4 +88,6 @@ class FilterModule:
     """The storage role's filter."""
 
     def filters(self):
-        return {'storage_mount_plan': as_filter('storage_mount_plan', mount_plan)}
+        # storage_fstab_drift is documented in storage_fstab_drift.yml beside this file
+        return {'storage_mount_plan': as_filter('storage_mount_plan', mount_plan),
+                'storage_fstab_drift': as_filter('storage_fstab_drift', fstab_drift)}

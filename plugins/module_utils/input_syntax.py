@@ -108,3 +108,18 @@ def from_pattern_problem(value):
         return ('%r is not an address, CIDR network or host name (no wildcard, negation, comma or quote: it '
                 'would widen or end the key\'s from= list)' % value)
     return None
+
+
+def path_problems(paths, owned=True, private=False):
+    """``['<name> <rule>']`` for each ``{name: path}`` that ``path_problem`` refuses, in the mapping's order."""
+    if not isinstance(paths, dict):
+        raise ValueError('paths must be a mapping of variable name to path, got %s' % type(paths).__name__)
+    return ['%s %s' % (name, problem) for name, problem in
+            ((name, path_problem(path, owned=owned, private=private)) for name, path in paths.items()) if problem]
+
+
+def from_pattern_problems(patterns):
+    """``['[<index>] <rule>']`` for each entry of a ``from=`` list that ``from_pattern_problem`` refuses."""
+    if not isinstance(patterns, list):
+        raise ValueError('the from= patterns must be a list, got %s' % type(patterns).__name__)
+    return ['[%d] %s' % (index, problem) for index, problem in enumerate(map(from_pattern_problem, patterns)) if problem]

@@ -153,3 +153,51 @@ def mount_plan(mounts, nfs_options, lustre_options, state, lustre_packages):
     problems = mount_problems(mounts, nfs_options, lustre_options, lustre_packages)
     return {'problems': problems,
             'mounts': [] if problems else normalize_mounts(mounts, nfs_options, lustre_options, state)}
+
+
+def _fstab_field(field):
+    """A field of /etc/fstab with its octal escapes (``\\040`` for a space) decoded, as mount(8) reads it."""
+    return re.sub(r'\\([0-7]{3})', lambda m: chr(int(m.group(1), 8)), field)
+
+
+def fstab_entries(text):
+    """``{mount point: [{src, fstype, opts}]}`` of /etc/fstab's entries; comments and blank lines skipped."""
+    if not isinstance(text, str):
+        raise ValueError('fstab must be text, got %s' % type(text).__name__)
+    entries = {}
+    for line in text.splitlines():
+        fields = line.split()
+        if not fields or fields[0].startswith('#') or len(fields) < 3:
+            continue
+        src, path, fstype = (_fstab_field(f) for f in fields[:3])
+        opts = _fstab_field(fields[3]) if len(fields) > 3 else 'defaults'
+        entries.setdefault(posixpath.normpath(path), []).append({'src': src, 'fstype': fstype, 'opts': opts})
+    return entries
+
+
+def fstab_drift(mounts, fstab_text):
+    """One line per mount of the plan (``mount_plan``'s ``mounts``) that /etc/fstab does not hold as planned: an
+    entry missing, listed twice, with another source, type or options (compared as sets), or present where the
+    state is ``absent``."""
+    entries = fstab_entries(fstab_text)
+    drift = []
+    for mount in mounts:
+        path = posixpath.normpath(mount['path'])
+        found = entries.get(path, [])
+        if mount['state'] == 'absent':
+            if found:
+                drift.append('%s is in /etc/fstab but its state is absent' % mount['path'])
+            continue
+        if not found:
+            drift.append('%s is not in /etc/fstab' % mount['path'])
+            continue
+        if len(found) > 1:
+            drift.append('%s is in /etc/fstab %d times' % (mount['path'], len(found)))
+        entry = found[-1]
+        want = {'src': mount['src'], 'fstype': mount['fstype'], 'opts': mount['opts']}
+        for key in ('src', 'fstype'):
+            if entry[key] != want[key]:
+                drift.append('%s: /etc/fstab has %s %s, expected %s' % (mount['path'], key, entry[key], want[key]))
+        if set(entry['opts'].split(',')) != set(want['opts'].split(',')):
+            drift.append('%s: /etc/fstab has options %s, expected %s' % (mount['path'], entry['opts'], want['opts']))
+    return drift

@@ -7,6 +7,7 @@ the GPUs are injected with hpcfabric.cluster.gpu_topology_facts on recorded nvid
 driver would have gathered them before the hostfile is written.
 """
 from __future__ import annotations
+import re
 import sys
 
 import yaml
@@ -111,3 +112,29 @@ def test_a_model_input_set_as_a_role_variable_is_refused_not_ignored(inventory, 
     assert rc != 0
     assert 'mpi_ucx_tls on b300-01: set as a play or role variable, which the cluster model every role reads cannot ' \
            'see' in ' '.join(out.split())
+
+
+def test_roles_used_alone_refuse_directories_they_would_take_over(inventory, playbook, tmp_path):
+    """What check_inventory.yml refuses, the roles refuse on their own too, with the same rule, before any change."""
+    local_nodes(inventory)
+    inventory.edit('host_vars/b300-02.yml', lambda data: data.update(
+        validate_work_dir='/tmp', ssh_trust_key_dir='/tmp/cluster-key', ssh_trust_authorized_from=['10.0.0.0/8', '*']))
+    said = {}
+    for role in ('validate', 'ssh_trust'):
+        play = write_play(tmp_path, """
+- hosts: gpu_nodes
+  gather_facts: false
+  tasks:
+    - ansible.builtin.include_role:
+        name: hpcfabric.cluster.%s
+        tasks_from: assert.yml
+""" % role)
+        rc, out = playbook(inventory.path, str(play))
+        assert rc != 0, out
+        said[role] = ' '.join(out.split())
+        assert re.search(r'b300-01 *: ok=\d+ .*failed=0', out), out
+        assert re.search(r'b300-02 *: ok=\d+ .*failed=1', out), out
+    assert ("b300-02: validate_work_dir '/tmp' is a system directory or under /proc, /sys or /dev, which the role "
+            "would take over") in said['validate']
+    assert ("ssh_trust on b300-02: ssh_trust_key_dir '/tmp/cluster-key' is under a directory every user can write "
+            "to, which no secret belongs in; ssh_trust_authorized_from[1] '*' is not an address") in said['ssh_trust']

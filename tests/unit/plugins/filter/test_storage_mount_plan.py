@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright (c) hpcfabric maintainers
-"""storage_mount_plan filter: registered, keyword arguments as the role passes them."""
+"""storage_mount_plan and storage_fstab_drift filters: registered, arguments as the role passes them."""
 from __future__ import annotations
 
 import pytest
@@ -11,8 +11,18 @@ from ansible_collections.hpcfabric.cluster.plugins.filter.storage_mount_plan imp
 storage_mount_plan = FilterModule().filters()['storage_mount_plan']
 
 
-def test_filter_is_registered_under_its_file_name():
-    assert list(FilterModule().filters()) == ['storage_mount_plan']
+def test_filters_are_registered_under_their_doc_names():
+    filters = FilterModule().filters()
+    assert sorted(filters) == ['storage_fstab_drift', 'storage_mount_plan']
+    assert all(filters[name].__name__ == name for name in filters)
+
+
+def test_fstab_drift_passes_through_and_reports_bad_input_as_a_filter_error():
+    drift = FilterModule().filters()['storage_fstab_drift']
+    mount = {'src': 'nfs01:/export', 'path': '/data', 'fstype': 'nfs', 'opts': 'hard', 'state': 'present'}
+    assert drift([mount], 'nfs01:/export /data nfs hard 0 0\n') == []
+    with pytest.raises(AnsibleFilterError, match='^storage_fstab_drift: fstab must be text'):
+        drift([mount], None)
 
 
 def test_role_arguments():

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.hpcfabric.cluster.plugins.module_utils.input_syntax import from_pattern_problem, path_problem
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.input_syntax import (
+    from_pattern_problem, from_pattern_problems, path_problem, path_problems)
 
 
 @pytest.mark.parametrize('path', ['/var/tmp/hpcfabric-validate', '/opt/hpcx-v2.21', '/data/ckpt@run_1',
@@ -52,3 +53,19 @@ def test_from_patterns_that_name_sources_pass(pattern):
                                      None])
 def test_from_patterns_that_widen_or_break_the_list_are_refused(pattern):
     assert from_pattern_problem(pattern)
+
+
+def test_path_problems_name_each_variable_in_order():
+    assert path_problems({'validate_work_dir': '/var/tmp/v', 'validate_bench_dir': '/', 'validate_report_dir': 'rel'}) == [
+        "validate_bench_dir '/' is a system directory or under /proc, /sys or /dev, which the role would take over",
+        "validate_report_dir 'rel' is not an absolute normalised path (no //, ., .. or trailing /)"]
+    assert path_problems({'ssh_trust_key_dir': '/tmp/k'}, private=True) == [
+        "ssh_trust_key_dir '/tmp/k' is under a directory every user can write to, which no secret belongs in"]
+    with pytest.raises(ValueError, match='paths must be a mapping'):
+        path_problems(['/tmp'])
+
+
+def test_from_pattern_problems_name_each_entry_by_index():
+    assert [p.split(' ')[0] for p in from_pattern_problems(['10.0.0.0/8', '*', 'login01', '!x'])] == ['[1]', '[3]']
+    with pytest.raises(ValueError, match='must be a list'):
+        from_pattern_problems('10.0.0.0/8')
