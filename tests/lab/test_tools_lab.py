@@ -8,8 +8,10 @@ stage of tools/run.sh sets it, on a lab of its own (LAB_NAME labtest, subnets 10
 """
 from __future__ import annotations
 
+import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -89,7 +91,13 @@ def on_node(env, address, command):
 
 def inventory_hosts(env):
     hosts = yaml.safe_load((Path(env['LAB_INVENTORY']) / 'hosts.yml').read_text())
-    return hosts['all']['children']['hpc_cluster']['children']['gpu_nodes']['hosts']
+    return hosts['all']['children']['hpc_cluster']['children']['gpu_nodes']['children']['lab_nodes']['hosts']
+
+
+def host_variables(inventory, host):
+    run = subprocess.run([str(Path(sys.executable).parent / 'ansible-inventory'), '-i', str(inventory), '--host', host],
+                         capture_output=True, text=True, timeout=120, check=True)
+    return json.loads(run.stdout)
 
 
 def test_the_inventory_lists_each_node_with_its_fabric_interface(live_lab):
@@ -98,6 +106,26 @@ def test_the_inventory_lists_each_node_with_its_fabric_interface(live_lab):
     assert [hosts[h]['ansible_host'] for h in sorted(hosts)] == ['10.77.15.11', '10.77.15.12']
     assert [hosts[h]['fabric_network_interfaces'] for h in sorted(hosts)] == [
         [{'name': 'fab0', 'address': '10.78.15.%d/24' % i, 'rail': 0}] for i in (1, 2)]
+
+
+# what tools/lab writes of its own: how Ansible reaches the nodes, their fabric addresses, where reports go
+LAB_OWN = {'ansible_host', 'ansible_user', 'ansible_python_interpreter', 'ansible_ssh_private_key_file',
+           'ansible_ssh_common_args', 'fabric_network_interfaces', 'fabric_network_rails', 'validate_report_dir'}
+
+
+def test_the_inventory_sets_what_the_example_does_but_for_the_overrides_file(live_lab):
+    example = host_variables(ROOT / 'inventories' / 'example', 'b300-01')
+    node = host_variables(live_lab['LAB_INVENTORY'], 'node01')
+    overrides = yaml.safe_load((ROOT / 'tools' / 'lab-overrides.yml').read_text())
+    assert not LAB_OWN & set(overrides)
+    missing = object()
+    differ = {name: (example.get(name, missing), node.get(name, missing))
+              for name in set(example) | set(node) if name not in LAB_OWN
+              and node.get(name, missing) != overrides.get(name, example.get(name, missing))}
+    assert differ == {}
+    # each override changes something: a line the example already agrees with is not an override
+    assert [name for name in overrides if example.get(name, missing) == overrides[name]] == []
+    assert node['fabric_network_rails'] == [{'name': 'rail0', 'subnet': '10.78.15.0/24'}]
 
 
 def test_status_says_up_with_exit_0(live_lab):
