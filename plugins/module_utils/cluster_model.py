@@ -210,7 +210,7 @@ def job_environment(hostvars, host, interfaces, ports, policy, problems, warning
                         % (host, type(extra).__name__))
         extra = {}
     for key, value in extra.items():
-        if not _ENV_NAME_RE.match(str(key)):
+        if not _ENV_NAME_RE.fullmatch(str(key)):
             problems.append('mpi_env_extra on %s: %r is not an environment variable name' % (host, key))
         elif any(c in str(value) for c in _ENV_VALUE_FORBIDDEN):
             problems.append('mpi_env_extra.%s on %s: the value may not hold a newline or ";" (mpirun passes the '

@@ -24,7 +24,7 @@ def label_problem(value):
     """A DNS label (RFC 1123): a rail name, one part of a host name."""
     if not isinstance(value, str):
         return 'must be a string, got %s' % type(value).__name__
-    if not _LABEL_RE.match(value):
+    if not _LABEL_RE.fullmatch(value):
         return ('%r is not a host name label (letters, digits and inner hyphens, 1-63 characters)' % value)
     return None
 
@@ -54,7 +54,7 @@ def mac_problem(value):
     """A unicast Ethernet MAC as six colon-separated hex pairs (an invalid one would match every link)."""
     if not isinstance(value, str):
         return 'must be a string, got %s' % type(value).__name__
-    if not _MAC_RE.match(value):
+    if not _MAC_RE.fullmatch(value):
         return '%r is not a MAC address (six hex pairs separated by colons)' % value
     if int(value[:2], 16) & 1 or value.replace(':', '').strip('0') == '':
         return '%r is a multicast or all-zero MAC, which no NIC has' % value
@@ -118,8 +118,114 @@ def path_problems(paths, owned=True, private=False):
             ((name, path_problem(path, owned=owned, private=private)) for name, path in paths.items()) if problem]
 
 
-def from_pattern_problems(patterns):
-    """``['[<index>] <rule>']`` for each entry of a ``from=`` list that ``from_pattern_problem`` refuses."""
-    if not isinstance(patterns, list):
-        raise ValueError('the from= patterns must be a list, got %s' % type(patterns).__name__)
-    return ['[%d] %s' % (index, problem) for index, problem in enumerate(map(from_pattern_problem, patterns)) if problem]
+# a login name as useradd takes it by default (no upper case, no leading digit or hyphen)
+_ACCOUNT_RE = re.compile(r'^[a-z_][a-z0-9_-]{0,31}$')
+
+
+def account_problem(value, allow_root=False, allow_variable=None):
+    """The account MPI jobs run as: a login name; root only when ``allow_root`` (every node's root would then log
+    in to every other without a password)."""
+    if not isinstance(value, str) or not _ACCOUNT_RE.fullmatch(value):
+        return '%r is not a login name (lower-case letters, digits, _ and -, at most 32, not starting with a digit or -)' % (value,)
+    if value == 'root' and not allow_root:
+        return ("'root' would let every node's root log in to every other without a password; run MPI jobs as an "
+                "ordinary account, or set %s: true" % (allow_variable or 'allow_root'))
+    return None
+
+
+# the LNet network types of Lustre's LNDs: socklnd tcp, o2iblnd o2ib, kfilnd kfi, gnilnd gni, efalnd efa
+_LNET_TYPES = ('tcp', 'o2ib', 'kfi', 'gni', 'efa')
+_LNET_RE = re.compile(r'^(?P<net>[a-z][a-z0-9]{0,15})\((?P<ifaces>[^()]*)\)(?P<cpts>\[[0-9]{1,4}(?:,[0-9]{1,4})*\])?$')
+
+
+def lnet_network_problem(value):
+    """One LNet network as ``networks=`` (modprobe) and lnetctl take it: ``o2ib0(ib0)``, ``tcp1(eth0,eth1)[0,1]``."""
+    if not isinstance(value, str):
+        return 'must be a string, got %s' % type(value).__name__
+    match = _LNET_RE.fullmatch(value)
+    if not match or match.group('net').rstrip('0123456789') not in _LNET_TYPES \
+            or any(ifname_problem(name) for name in match.group('ifaces').split(',')):
+        return ('%r is not an LNet network: a type (%s) with an optional number, then its interfaces in '
+                'parentheses, e.g. o2ib0(ib0) or tcp1(eth0,eth1)' % (value, ', '.join(_LNET_TYPES)))
+    return None
+
+
+_UCX_DEVICE_RE = re.compile(r'^[A-Za-z0-9_.-]{1,64}(?::[0-9]{1,3})?$')
+_UCX_TRANSPORT_RE = re.compile(r'^\^?[a-z][a-z0-9_]{0,31}$')
+
+
+def ucx_device_problem(value):
+    """One entry of ``UCX_NET_DEVICES``: an RDMA ``device:port``, a netdev name or ``all``."""
+    if not isinstance(value, str) or not _UCX_DEVICE_RE.fullmatch(value):
+        return '%r is not a UCX device (an RDMA device:port such as mlx5_0:1, a netdev name or all)' % (value,)
+    return None
+
+
+def ucx_transport_problem(value):
+    """One entry of ``UCX_TLS``: a transport or alias name, ``^`` to exclude."""
+    if not isinstance(value, str) or not _UCX_TRANSPORT_RE.fullmatch(value):
+        return '%r is not a UCX transport name (such as rc, ud, tcp, sm, cuda_copy; ^ to exclude)' % (value,)
+    return None
+
+
+_MCA_NAME_RE = re.compile(r'^[a-z][a-z0-9_]{0,127}$')
+
+
+def mca_param_problem(name, value):
+    """One line of Open MPI's MCA parameter file: ``name = value``; the value ends at the line's end."""
+    if not isinstance(name, str) or not _MCA_NAME_RE.fullmatch(name):
+        return '%r is not an MCA parameter name (lower-case letters, digits and _)' % (name,)
+    if isinstance(value, (list, dict)) or value is None:
+        return '%s: the value must be a string or a number, got %r' % (name, value)
+    if not str(value).isprintable() or not str(value).strip():
+        return '%s: the value %r is empty or holds a line break or control character' % (name, value)
+    return None
+
+
+# the rules input_problems applies by name; mca_param takes each (name, value) pair of a mapping
+_RULES = {'account': account_problem, 'from_pattern': from_pattern_problem, 'lnet_network': lnet_network_problem,
+          'ucx_device': ucx_device_problem, 'ucx_transport': ucx_transport_problem, 'mca_param': mca_param_problem}
+
+
+def named_problems(values, rule, **options):
+    """``[(label, rule broken)]`` for the ``{variable: value}`` mapping under one rule of ``_RULES``.
+
+    A list value is checked entry by entry (label ``name[index]``), a mapping under ``mca_param`` pair by pair
+    (label ``name``), anything else as one value; None values are left out (unset).
+    """
+    if not isinstance(values, dict):
+        raise ValueError('values must be a mapping of variable name to value, got %s' % type(values).__name__)
+    if rule not in _RULES:
+        raise ValueError('rule must be one of %s, got %r' % (', '.join(sorted(_RULES)), rule))
+    check = _RULES[rule]
+    found = []
+    for name, value in values.items():
+        if value is None:
+            continue
+        if rule == 'mca_param':
+            pairs = value.items() if isinstance(value, dict) else [(None, value)]
+            found.extend((name, problem) for problem in (check(key, item) for key, item in pairs) if problem)
+        elif isinstance(value, list):
+            found.extend(('%s[%d]' % (name, index), problem) for index, problem in
+                         enumerate(check(entry, **options) for entry in value) if problem)
+        else:
+            found.extend((name, problem) for problem in [check(value, **options)] if problem)
+    return found
+
+
+def input_problems(values, rule, **options):
+    """``['<label> <rule broken>']``: ``named_problems`` as lines, for a role's own first check."""
+    return ['%s %s' % pair for pair in named_problems(values, rule, **options)]
+
+
+# inside a double-quoted Tcl word these substitute: $var, [command] and backslash escapes
+_TCL_SPECIAL = re.compile(r'([\\\[\]$"])')
+
+
+def tcl_quote(value):
+    """``value`` as one double-quoted Tcl word that reads back as the same string: no variable or command
+    substitution (a modulefile is Tcl, and ``setenv X [exec ...]`` would run on every ``module load``)."""
+    text = str(value)
+    if not text.isprintable():
+        raise ValueError('a modulefile value must be one printable line, got %r' % (text,))
+    return '"%s"' % _TCL_SPECIAL.sub(r'\\\1', text)

@@ -10,6 +10,7 @@ every host.
 from __future__ import annotations
 
 import copy
+import difflib
 
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.module_utils.six.moves.collections_abc import Mapping
@@ -59,4 +60,20 @@ def spec_problems(options, hosts, variables_of):
         provided = dict((name, _plain(variables[name])) for name in options if name in variables)
         result = ArgumentSpecValidator(copy.deepcopy(options)).validate(provided)
         problems.extend('%s found in %s' % (message, host) for message in result.error_messages)
+    return problems
+
+
+def undeclared_problems(variables_of, hosts, declared, prefixes):
+    """``<name> on <host>: ...`` for each variable of ``hosts`` that starts with one of ``prefixes`` (the roles' names
+    and ``_``) but is in none of the ``declared`` names: a misspelt setting (``fabric_network_mtus``) would otherwise
+    be ignored without a word while the role runs on its default."""
+    prefixes = tuple(prefixes)
+    declared = sorted(declared)
+    problems = []
+    for host in hosts:
+        for name in sorted(n for n in variables_of(host) if isinstance(n, str) and n.startswith(prefixes)):
+            if name not in declared:
+                close = difflib.get_close_matches(name, declared, n=1)
+                problems.append('%s on %s: no hpcfabric.cluster role has this variable%s'
+                                % (name, host, ' (did you mean %s?)' % close[0] if close else ''))
     return problems

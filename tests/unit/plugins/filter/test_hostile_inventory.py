@@ -164,6 +164,50 @@ CASES = {
                                          'os_base on b300-02: kernel parameter "swappiness" is not a sysctl name'),
     'time server with a newline adds a chrony directive': (
         setting('b300-01', os_base_ntp_servers=['ntp1.example.org\nallow all']), 'os_base on b300-01: os_base_ntp_servers[0]'),
+    # the MPI account, the validation's settings (refused before layer 1, not in layer 4)
+    'MPI jobs as root without the opt-in': (
+        lambda hv: [hv[h].update(ssh_trust_user='root') for h in NODES], 'ssh_trust_user on b300-01: \'root\' would let'),
+    'MPI account with a space': (lambda hv: [hv[h].update(ssh_trust_user='mpi user') for h in NODES],
+                                 "ssh_trust_user on b300-02: 'mpi user' is not a login name"),
+    'zero bandwidth threshold without the opt-in': (
+        setting('b300-01', validate_allreduce_min_busbw_gbs=0), 'validate on b300-01: validate_allreduce_min_busbw_gbs=0'),
+    'negative bandwidth threshold': (setting('b300-02', validate_allreduce_min_busbw_gbs=-5),
+                                     'validate on b300-02: validate_allreduce_min_busbw_gbs=-5 is below zero'),
+    'no iteration': (setting('b300-01', validate_iters=0), 'validate on b300-01: validate_iters=0 must be at least 1'),
+    'derived fraction above one': (setting('b300-02', validate_derived_fraction=1.5),
+                                   'validate on b300-02: validate_derived_fraction=1.5'),
+    # modprobe.d: LNet networks
+    'LNet network with a quote and a line break adds an install command': (
+        setting('b300-01', storage_lnet_networks=['o2ib0(ib0)"\ninstall lnet /bin/sh -c id']),
+        'storage_lnet_networks[0] on b300-01:'),
+    'LNet network of an unknown type': (setting('b300-02', storage_lnet_networks=['udp0(eth0)']),
+                                        'storage_lnet_networks[0] on b300-02:'),
+    # the MCA file and the job environment
+    'UCX device with a line break': (setting('b300-01', mpi_ucx_net_devices=['mlx5_0:1\nUCX_TLS=tcp']),
+                                     'mpi_ucx_net_devices[0] on b300-01:'),
+    'UCX device list in one entry with a ;': (setting('b300-02', mpi_ucx_net_devices=['mlx5_0:1;LD_PRELOAD=/tmp/x.so']),
+                                             'mpi_ucx_net_devices[0] on b300-02:'),
+    'UCX transport with a comma': (setting('b300-01', mpi_ucx_tls=['rc,tcp', 'cuda_copy', 'cuda_ipc']),
+                                   'mpi_ucx_tls[0] on b300-01:'),
+    'MCA value with a line break sets another parameter': (
+        setting('b300-02', mpi_mca_params_extra={'btl_tcp_if_include': 'ib0\nplm_rsh_agent = /tmp/x'}),
+        'mpi_mca_params_extra on b300-02: btl_tcp_if_include:'),
+    'MCA parameter name with a space': (setting('b300-01', mpi_mca_params_extra={'btl tcp': 'x'}),
+                                        'mpi_mca_params_extra on b300-01:'),
+    'environment value with a line break': (setting('b300-01', mpi_env_extra={'NCCL_DEBUG': 'INFO\nexport X=1'}),
+                                            'mpi_env_extra.NCCL_DEBUG on b300-01:'),
+    'environment name with a trailing line break': (setting('b300-02', mpi_env_extra={'NCCL_DEBUG\n': 'INFO'}),
+                                                    'mpi_env_extra on b300-02:'),
+    # a trailing line break, which a $-anchored pattern lets through
+    'hostname with a trailing line break': (iface('b300-01', 2, hostname='b300-01-r2\n'),
+                                            'fabric_network_interfaces[2].hostname on b300-01:'),
+    'sysctl name with a trailing line break': (setting('b300-01', os_base_sysctl_extra={'vm.swappiness\n': 10}),
+                                               'os_base on b300-01: kernel parameter'),
+    # misspelt settings, which the roles would ignore
+    'misspelt MTU variable': (setting('b300-01', fabric_network_mtus=4200),
+                              'fabric_network_mtus on b300-01: no hpcfabric.cluster role has this variable (did you mean '
+                              'fabric_network_mtu?)'),
+    'misspelt slots variable': (setting('b300-02', mpi_hostfile_slot=4), 'mpi_hostfile_slot on b300-02:'),
 }
 
 
@@ -174,3 +218,16 @@ def test_a_hostile_value_is_refused_naming_variable_and_host(name):
     mutate(hostvars)
     problems = problems_of(hostvars)
     assert any(expected in p for p in problems), problems
+
+
+@pytest.mark.parametrize('values', [
+    {'ssh_trust_user': 'root', 'ssh_trust_allow_root': True},
+    {'validate_allreduce_min_busbw_gbs': 0, 'validate_allow_zero_threshold': True},
+    {'storage_lnet_networks': ['tcp1(eth0,eth1)[0,1]']},
+    {'mpi_ucx_net_devices': ['mlx5_0:1', 'mlx5_1:1'], 'mpi_mca_params_extra': {'btl': '^openib,tcp'}},
+], ids=['root opted in', 'zero threshold opted in', 'LNet with CPTs', 'UCX devices and MCA'])
+def test_what_an_opt_in_or_a_good_value_allows_passes(values):
+    hostvars = example_hostvars()
+    for host in NODES:
+        hostvars[host].update(values)
+    assert problems_of(hostvars) == []

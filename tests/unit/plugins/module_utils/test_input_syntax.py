@@ -1,13 +1,18 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright (c) hpcfabric maintainers
-"""The path and from= pattern rules of input_syntax (the names, MACs and interface rules run through the hostile
-inventory table, tests/unit/plugins/filter/test_hostile_inventory.py)."""
+"""The rules of input_syntax one by one (the names, MACs and interface rules also run through the hostile inventory
+table, tests/unit/plugins/filter/test_hostile_inventory.py)."""
 from __future__ import annotations
+
+import shutil
+import subprocess
 
 import pytest
 
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.input_syntax import (
-    from_pattern_problem, from_pattern_problems, path_problem, path_problems)
+    account_problem, from_pattern_problem, hostname_problem, input_problems, label_problem, lnet_network_problem,
+    mac_problem, mca_param_problem, named_problems, path_problem, path_problems, ucx_device_problem,
+    tcl_quote, ucx_transport_problem)
 
 
 @pytest.mark.parametrize('path', ['/var/tmp/hpcfabric-validate', '/opt/hpcx-v2.21', '/data/ckpt@run_1',
@@ -65,7 +70,79 @@ def test_path_problems_name_each_variable_in_order():
         path_problems(['/tmp'])
 
 
-def test_from_pattern_problems_name_each_entry_by_index():
-    assert [p.split(' ')[0] for p in from_pattern_problems(['10.0.0.0/8', '*', 'login01', '!x'])] == ['[1]', '[3]']
-    with pytest.raises(ValueError, match='must be a list'):
-        from_pattern_problems('10.0.0.0/8')
+def test_input_problems_label_each_entry_and_skip_unset_values():
+    assert [p.split(' ')[0] for p in input_problems({'f': ['10.0.0.0/8', '*', 'login01', '!x'], 'g': None},
+                                                     'from_pattern')] == ['f[1]', 'f[3]']
+    assert named_problems({'m': {'btl': 'tcp', 'Bad': 1}}, 'mca_param') == [
+        ('m', "'Bad' is not an MCA parameter name (lower-case letters, digits and _)")]
+    with pytest.raises(ValueError, match='values must be a mapping'):
+        input_problems(['x'], 'account')
+    with pytest.raises(ValueError, match="rule must be one of .* got 'sh'"):
+        input_problems({'x': 'y'}, 'sh')
+
+
+@pytest.mark.parametrize('value', ['mpiuser', 'hpc_user', '_svc', 'a' * 32])
+def test_login_names_pass(value):
+    assert account_problem(value) is None
+
+
+@pytest.mark.parametrize('value', ['Mpiuser', '1user', '-user', 'mpi user', 'mpiuser\n', 'a' * 33, '', None, 'us;er'])
+def test_bad_login_names_are_refused(value):
+    assert 'is not a login name' in account_problem(value)
+
+
+def test_root_needs_the_opt_in_named_in_the_message():
+    assert 'set ssh_trust_allow_root: true' in account_problem('root', allow_variable='ssh_trust_allow_root')
+    assert account_problem('root', allow_root=True) is None
+
+
+@pytest.mark.parametrize('value', ['o2ib0(ib0)', 'o2ib(ens1f0np0)', 'tcp1(eth0,eth1)', 'tcp0(eth0)[0,1]', 'kfi(cxi0)'])
+def test_lnet_networks_pass(value):
+    assert lnet_network_problem(value) is None
+
+
+@pytest.mark.parametrize('value', ['o2ib0', 'o2ib0()', 'udp0(eth0)', 'o2ib0(ib0,)', 'tcp0(eth0)\n', 'o2ib0(ib0)[x]',
+                                   'o2ib0(ib0)"\ninstall lnet /bin/sh', 'O2IB0(ib0)', 'tcp0(eth 0)', 7])
+def test_bad_lnet_networks_are_refused(value):
+    assert lnet_network_problem(value) is not None
+
+
+@pytest.mark.parametrize('value, problem', [
+    ('mlx5_0:1', False), ('ens1f0np0', False), ('all', False), ('mlx5_0:1\n', True), ('mlx5_0:1,mlx5_1:1', True),
+    ('mlx5_0:1;UCX_TLS=tcp', True), ('', True)])
+def test_ucx_devices(value, problem):
+    assert (ucx_device_problem(value) is not None) == problem
+
+
+@pytest.mark.parametrize('value, problem', [
+    ('rc', False), ('cuda_copy', False), ('^tcp', False), ('rc,ud', True), ('tcp\n', True), ('TCP', True), ('', True)])
+def test_ucx_transports(value, problem):
+    assert (ucx_transport_problem(value) is not None) == problem
+
+
+@pytest.mark.parametrize('name, value, problem', [
+    ('btl', '^openib,tcp', False), ('mpi_yield_when_idle', 1, False), ('pml_ucx_tls', 'any', False),
+    ('btl', 'tcp\npml = ob1', True), ('btl ', 'tcp', True), ('Btl', 'tcp', True), ('btl', '', True),
+    ('btl', ['tcp'], True), ('btl', None, True)])
+def test_mca_params(name, value, problem):
+    assert (mca_param_problem(name, value) is not None) == problem
+
+
+@pytest.mark.parametrize('rule, value', [(label_problem, 'node01\n'), (hostname_problem, 'node01.example.com\n'),
+                                         (mac_problem, '58:a2:e1:00:00:01\n')])
+def test_a_trailing_line_break_is_refused(rule, value):
+    assert rule(value) is not None
+
+
+@pytest.mark.parametrize('value', ['rc,ud', '[exec id]', '$HOME', 'a"b', 'back\\slash', '{brace', 'semi;colon',
+                                   '/opt/x y', 9000])
+def test_tcl_quote_reads_back_in_tclsh_as_the_same_string(value):
+    # tclsh: make setup installs tcl, the language Environment Modules reads modulefiles in
+    script = 'puts -nonewline %s' % tcl_quote(value)
+    run = subprocess.run([shutil.which('tclsh') or 'tclsh'], input=script, capture_output=True, text=True, check=False)
+    assert (run.returncode, run.stdout) == (0, str(value)), run.stderr
+
+
+def test_tcl_quote_refuses_a_line_break():
+    with pytest.raises(ValueError, match='one printable line'):
+        tcl_quote('a\nputs hi')
