@@ -128,7 +128,9 @@ def inventory_problems(hostvars, nodes, switches, node_roles, switch_roles):
                                     [role + '_' for role in list(node_roles) + list(switch_roles)]),
               'cluster_model': [], 'roce_policy': []}
     if not result['arguments']:
-        result['cluster_model'] = build_model(variables, nodes)['problems']
+        node_set = set(nodes)
+        others = dict((host, (hostvars.get(host) or {}).get('ansible_host')) for host in hostvars if host not in node_set)
+        result['cluster_model'] = build_model(variables, nodes, others)['problems']
     if not result['arguments'] and not result['cluster_model']:
         result['roce_policy'] = check_qos(variables, nodes, switches)
     result['node_settings'] = [] if result['arguments'] else node_problems(variables, nodes, node_options)

@@ -95,6 +95,20 @@ def path_problem(value, owned=True, private=False):
     return None
 
 
+def address_or_hostname_problem(value):
+    """An IP address or a host name, as a node is reached and listed in known_hosts."""
+    if not isinstance(value, str):
+        return 'must be a string, got %s' % type(value).__name__
+    try:
+        ipaddress.ip_address(value)
+        return None
+    except ValueError:
+        pass
+    if hostname_problem(value):
+        return '%r is not an IP address or host name' % (value,)
+    return None
+
+
 def from_pattern_problem(value):
     """One entry of an OpenSSH ``from=`` list: an address, a CIDR network or a host name, without wildcards."""
     if not isinstance(value, str) or not value:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import json
 
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.module_utils.six.moves.collections_abc import Mapping
@@ -60,7 +61,33 @@ def spec_problems(options, hosts, variables_of):
         provided = dict((name, _plain(variables[name])) for name in options if name in variables)
         result = ArgumentSpecValidator(copy.deepcopy(options)).validate(provided)
         problems.extend('%s found in %s' % (message, host) for message in result.error_messages)
+        if not result.error_messages:
+            problems.extend('%s on %s: %s' % (retyped[0], host, retyped[1]) for retyped in
+                            (_retyped(provided[name], result.validated_parameters.get(name), name) for name in provided)
+                            if retyped)
     return problems
+
+
+def _retyped(raw, typed, where):
+    """``(where, rule)`` of the first value the validator had to convert to its declared type, else None.
+
+    The validator accepts ``"9000"`` for an int and ``yes`` for a bool, but the roles read the variable as the
+    inventory wrote it: a string MTU or a bool where a list belongs would reach a template or a loop unconverted.
+    An int given for a float is the one conversion that changes nothing a role reads.
+    """
+    if isinstance(raw, Mapping) and isinstance(typed, Mapping):
+        found = (_retyped(raw[key], typed.get(key), '%s.%s' % (where, key)) for key in raw)
+    elif isinstance(raw, list) and isinstance(typed, list) and len(raw) == len(typed):
+        found = (_retyped(a, b, '%s[%d]' % (where, index)) for index, (a, b) in enumerate(zip(raw, typed)))
+    elif type(raw) is type(typed) or raw is None or (type(raw) is int and type(typed) is float):
+        return None
+    else:
+        # -e key=value on the command line always gives a string
+        return (where, 'the %s %r would reach the roles as it is; write the %s %r%s' % (
+            type(raw).__name__, raw, type(typed).__name__, typed,
+            ' (on the command line, -e with JSON: -e \'{"%s": %s}\')' % (where, json.dumps(typed))
+            if isinstance(raw, str) and '.' not in where and '[' not in where else ''))
+    return next((problem for problem in found if problem), None)
 
 
 def undeclared_problems(variables_of, hosts, declared, prefixes):

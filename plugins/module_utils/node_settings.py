@@ -8,7 +8,8 @@ the roles' defaults are the collection's own.
 """
 from __future__ import annotations
 
-from ansible_collections.hpcfabric.cluster.plugins.module_utils.input_syntax import named_problems, path_problem
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.input_syntax import (
+    address_or_hostname_problem, named_problems, path_problem)
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.os_tuning import settings_problems as tuning_problems
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.storage_mounts import mount_problems
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_checks import threshold_inputs
@@ -84,6 +85,9 @@ def node_problems(variables, nodes, options):
                     if problem:
                         problems.append('%s on %s: %s' % (name, host, problem))
         problems.extend('%s on %s: %s' % (name, host, problem) for name, problem in _string_problems(own, setting, options))
+        # peers' known_hosts lists the node under it: one field of a line
+        if own.get('ansible_host') is not None and address_or_hostname_problem(own['ansible_host']):
+            problems.append('ansible_host on %s: %s' % (host, address_or_hostname_problem(own['ansible_host'])))
         if 'validate_iters' in options:
             problems.extend('validate on %s: %s' % (host, p) for p in _validate_problems(setting))
     return problems

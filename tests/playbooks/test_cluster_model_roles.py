@@ -153,8 +153,8 @@ def test_roles_used_alone_refuse_directories_they_would_take_over(inventory, pla
     ('validate', {'validate_allreduce_min_busbw_gbs': 0},
      'b300-02: validate_allreduce_min_busbw_gbs=0 lets any bandwidth pass; set validate_allow_zero_threshold: true'),
 ], ids=['ssh_trust root', 'storage LNet', 'mpi MCA', 'validate zero threshold'])
-def test_roles_used_alone_refuse_strings_and_values_check_inventory_refuses(inventory, playbook, tmp_path, role, values,
-                                                                             message):
+def test_roles_used_alone_refuse_strings_and_values_check_inventory_refuses(
+        inventory, playbook, tmp_path, role, values, message):
     local_nodes(inventory)
     if role == 'ssh_trust':
         inventory.edit('group_vars/gpu_nodes.yml', lambda data: data.update(values))

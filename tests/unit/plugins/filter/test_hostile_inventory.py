@@ -185,8 +185,8 @@ CASES = {
     # the MCA file and the job environment
     'UCX device with a line break': (setting('b300-01', mpi_ucx_net_devices=['mlx5_0:1\nUCX_TLS=tcp']),
                                      'mpi_ucx_net_devices[0] on b300-01:'),
-    'UCX device list in one entry with a ;': (setting('b300-02', mpi_ucx_net_devices=['mlx5_0:1;LD_PRELOAD=/tmp/x.so']),
-                                             'mpi_ucx_net_devices[0] on b300-02:'),
+    'UCX device list in one entry with a ;': (
+        setting('b300-02', mpi_ucx_net_devices=['mlx5_0:1;LD_PRELOAD=/tmp/x.so']), 'mpi_ucx_net_devices[0] on b300-02:'),
     'UCX transport with a comma': (setting('b300-01', mpi_ucx_tls=['rc,tcp', 'cuda_copy', 'cuda_ipc']),
                                    'mpi_ucx_tls[0] on b300-01:'),
     'MCA value with a line break sets another parameter': (
@@ -203,6 +203,11 @@ CASES = {
                                             'fabric_network_interfaces[2].hostname on b300-01:'),
     'sysctl name with a trailing line break': (setting('b300-01', os_base_sysctl_extra={'vm.swappiness\n': 10}),
                                                'os_base on b300-01: kernel parameter'),
+    # names and addresses of other inventory hosts
+    'fabric address is another node\'s management address': (
+        lambda hv: (hv['b300-02'].update(ansible_host='10.100.0.99'),
+                    hv['b300-01']['fabric_network_interfaces'][0].update(address='10.100.0.99/24')),
+        'fabric_network_interfaces[0].address on b300-01: 10.100.0.99 is already used by b300-02 (ansible_host)'),
     # misspelt settings, which the roles would ignore
     'misspelt MTU variable': (setting('b300-01', fabric_network_mtus=4200),
                               'fabric_network_mtus on b300-01: no hpcfabric.cluster role has this variable (did you mean '
@@ -231,3 +236,15 @@ def test_what_an_opt_in_or_a_good_value_allows_passes(values):
     for host in NODES:
         hostvars[host].update(values)
     assert problems_of(hostvars) == []
+
+
+def test_a_fabric_name_or_address_of_another_inventory_host_is_refused():
+    """A switch's name as a node's fabric name would send the node's peers to the switch; its address likewise."""
+    hostvars = example_hostvars()
+    hostvars['leaf01'] = {'ansible_host': '10.100.3.254', 'switch_qos_platform': 'cumulus', 'switch_qos_ports': ['swp1']}
+    hostvars['b300-01']['fabric_network_interfaces'][0]['hostname'] = 'leaf01'
+    hostvars['b300-02']['fabric_network_interfaces'][3]['address'] = '10.100.3.254/24'
+    problems = inventory_problems(hostvars, NODES, ['leaf01'], NODE_ROLES, ['switch_qos'])['cluster_model']
+    assert 'fabric_network_interfaces[0] on b300-01: fabric hostname leaf01 is already used by leaf01' in problems
+    assert 'fabric_network_interfaces[3].address on b300-02: 10.100.3.254 is already used by leaf01 (ansible_host)' \
+        in problems

@@ -71,8 +71,8 @@ def test_path_problems_name_each_variable_in_order():
 
 
 def test_input_problems_label_each_entry_and_skip_unset_values():
-    assert [p.split(' ')[0] for p in input_problems({'f': ['10.0.0.0/8', '*', 'login01', '!x'], 'g': None},
-                                                     'from_pattern')] == ['f[1]', 'f[3]']
+    problems = input_problems({'f': ['10.0.0.0/8', '*', 'login01', '!x'], 'g': None}, 'from_pattern')
+    assert [p.split(' ')[0] for p in problems] == ['f[1]', 'f[3]']
     assert named_problems({'m': {'btl': 'tcp', 'Bad': 1}}, 'mca_param') == [
         ('m', "'Bad' is not an MCA parameter name (lower-case letters, digits and _)")]
     with pytest.raises(ValueError, match='values must be a mapping'):
