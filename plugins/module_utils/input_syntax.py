@@ -243,3 +243,15 @@ def tcl_quote(value):
     if not text.isprintable():
         raise ValueError('a modulefile value must be one printable line, got %r' % (text,))
     return '"%s"' % _TCL_SPECIAL.sub(r'\\\1', text)
+
+
+def authorized_key_options(sources):
+    """The ``from="..."`` option of an authorized_keys line for ``sources`` (addresses, CIDR networks, host names),
+    or None for no restriction; a source that ``from_pattern_problem`` refuses is an error, so no entry can widen
+    the list, close the quote or add an option such as ``command=``."""
+    if not isinstance(sources, list):
+        raise ValueError('the key\'s sources must be a list, got %s' % type(sources).__name__)
+    problems = [problem for problem in map(from_pattern_problem, sources) if problem]
+    if problems:
+        raise ValueError('; '.join(problems))
+    return 'from="%s"' % ','.join(sources) if sources else None

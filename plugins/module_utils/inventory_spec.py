@@ -68,6 +68,15 @@ def spec_problems(options, hosts, variables_of):
     return problems
 
 
+def _kind(value):
+    """The plain type of a value: Ansible tags what it reads from the inventory with subclasses of int, str, ..."""
+    for kind, types in (('bool', bool), ('int', int), ('float', float), ('str', str), ('dict', Mapping),
+                        ('list', (list, tuple))):
+        if isinstance(value, types):
+            return kind
+    return type(value).__name__
+
+
 def _retyped(raw, typed, where):
     """``(where, rule)`` of the first value the validator had to convert to its declared type, else None.
 
@@ -79,12 +88,12 @@ def _retyped(raw, typed, where):
         found = (_retyped(raw[key], typed.get(key), '%s.%s' % (where, key)) for key in raw)
     elif isinstance(raw, list) and isinstance(typed, list) and len(raw) == len(typed):
         found = (_retyped(a, b, '%s[%d]' % (where, index)) for index, (a, b) in enumerate(zip(raw, typed)))
-    elif type(raw) is type(typed) or raw is None or (type(raw) is int and type(typed) is float):
+    elif _kind(raw) == _kind(typed) or raw is None or (_kind(raw), _kind(typed)) == ('int', 'float'):
         return None
     else:
         # -e key=value on the command line always gives a string
         return (where, 'the %s %r would reach the roles as it is; write the %s %r%s' % (
-            type(raw).__name__, raw, type(typed).__name__, typed,
+            _kind(raw), raw, _kind(typed), typed,
             ' (on the command line, -e with JSON: -e \'{"%s": %s}\')' % (where, json.dumps(typed))
             if isinstance(raw, str) and '.' not in where and '[' not in where else ''))
     return next((problem for problem in found if problem), None)

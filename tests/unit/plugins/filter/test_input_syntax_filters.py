@@ -12,7 +12,7 @@ FILTERS = FilterModule().filters()
 
 
 def test_filters_are_registered_under_their_doc_names():
-    assert sorted(FILTERS) == ['input_problems', 'path_problems', 'tcl_quote']
+    assert sorted(FILTERS) == ['authorized_key_options', 'input_problems', 'path_problems', 'tcl_quote']
     assert all(FILTERS[name].__name__ == name for name in FILTERS)
 
 

@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.input_syntax import (
-    account_problem, from_pattern_problem, hostname_problem, input_problems, label_problem, lnet_network_problem,
+    account_problem, authorized_key_options, from_pattern_problem, hostname_problem, input_problems, label_problem, lnet_network_problem,
     mac_problem, mca_param_problem, named_problems, path_problem, path_problems, ucx_device_problem,
     tcl_quote, ucx_transport_problem)
 
@@ -146,3 +146,14 @@ def test_tcl_quote_reads_back_in_tclsh_as_the_same_string(value):
 def test_tcl_quote_refuses_a_line_break():
     with pytest.raises(ValueError, match='one printable line'):
         tcl_quote('a\nputs hi')
+
+
+def test_authorized_key_options_are_built_from_checked_sources():
+    assert authorized_key_options(['10.100.0.0/16', '10.10.0.11', 'login01.example.org']) == \
+        'from="10.100.0.0/16,10.10.0.11,login01.example.org"'
+    assert authorized_key_options([]) is None
+    for bad in (['10.0.0.0/8",command="/bin/sh'], ['*'], ['10.0.0.1,*'], ['!10.0.0.1']):
+        with pytest.raises(ValueError, match='is not an address, CIDR network or host name'):
+            authorized_key_options(bad)
+    with pytest.raises(ValueError, match='must be a list'):
+        authorized_key_options('10.0.0.0/8')
