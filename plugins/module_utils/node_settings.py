@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright (c) hpcfabric maintainers
-"""The checks of each node's own strings that reach files, trust stores and commands, for check_inventory.yml.
+"""The checks of each node's own strings that reach files, trust stores and commands, and of the URLs it fetches
+repositories, keys and tarballs from, for check_inventory.yml.
 
 They run on the controller after the argument specs (so every value has its declared type) and before any host is
 touched. Each message reads ``<variable> on <host>: <what is wrong>``. Only values the inventory sets are checked:
@@ -8,7 +9,8 @@ the roles' defaults are the collection's own.
 """
 from __future__ import annotations
 
-from ansible_collections.hpcfabric.cluster.plugins.module_utils.input_syntax import from_pattern_problem, path_problem
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.input_syntax import (
+    from_pattern_problem, path_problem, url_problem)
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.os_tuning import settings_problems as tuning_problems
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.storage_mounts import mount_problems
 
@@ -20,6 +22,23 @@ OWNED_DIRS = ('mpi_download_dir', 'mpi_modulefiles_dir', 'mpi_hpcx_prefix', 'mpi
 OWNED_FILES = ('mpi_hostfile_path', 'roce_qos_config_path')
 # directories on the controller that hold the cluster's private key
 PRIVATE_DIRS = ('ssh_trust_key_dir',)
+# the URLs the nodes fetch repositories, signing keys and tarballs from, by the role setting that allows plain HTTP
+URLS = {'rdma_allow_http': ('rdma_doca_repo_url', 'rdma_doca_repo_key_url'),
+        'nvidia_driver_allow_http': ('nvidia_driver_repo_url', 'nvidia_driver_keyring_url'),
+        'mpi_allow_http': ('mpi_hpcx_url', 'mpi_source_ucx_url', 'mpi_source_ompi_url')}
+
+
+def _string_problems(own, setting, options):
+    """``(variable, rule or None)`` for each directory, file and URL of the roles in ``options`` that the node sets."""
+    for names, owned, private in ((OWNED_DIRS, True, False), (OWNED_FILES, False, False), (PRIVATE_DIRS, True, True)):
+        for name in names:
+            if name in options and own.get(name) is not None:
+                yield name, path_problem(own[name], owned=owned, private=private)
+    for allow, names in URLS.items():
+        for name in names:
+            if name in options and own.get(name) is not None:
+                # plain HTTP as the node's setting allows it (the inventory's, else the role's default: false)
+                yield name, url_problem(own[name], setting(allow) or False, allow)
 
 
 def node_problems(variables, nodes, options):
@@ -41,13 +60,8 @@ def node_problems(variables, nodes, options):
             sysctl = dict(setting('os_base_sysctl') or {}, **(setting('os_base_sysctl_extra') or {}))
             problems.extend('os_base on %s: %s' % (host, p) for p in tuning_problems(
                 setting('os_base_memlock'), setting('os_base_nofile'), sysctl, setting('os_base_ntp_servers') or []))
-        for names, owned, private in ((OWNED_DIRS, True, False), (OWNED_FILES, False, False),
-                                      (PRIVATE_DIRS, True, True)):
-            for name in names:
-                if name in options and own.get(name) is not None:
-                    problem = path_problem(own[name], owned=owned, private=private)
-                    if problem:
-                        problems.append('%s on %s: %s' % (name, host, problem))
+        problems.extend('%s on %s: %s' % (name, host, problem) for name, problem in _string_problems(own, setting, options)
+                        if problem)
         for index, pattern in enumerate(own.get('ssh_trust_authorized_from') or [] if 'ssh_trust_authorized_from' in options else []):
             problem = from_pattern_problem(pattern)
             if problem:
