@@ -89,7 +89,9 @@ _value:
         - Mounts as the storage role checks them; os_base's limits, kernel parameters and time servers; directories
           a role creates, owns or installs into (absolute, normalised, no blank, quote, shell or glob character, not a
           system directory); the controller's key directory (not under a world-writable directory either); the
-          C(from=) patterns of the cluster key. Only values the inventory sets are checked.
+          C(from=) patterns of the cluster key; the URLs of repositories, signing keys and tarballs (https or a
+          C(file:) path, plain http only where the role's C(*_allow_http) is true; no credentials, no line break).
+          Only values the inventory sets are checked.
       type: list
       elements: str
 '''

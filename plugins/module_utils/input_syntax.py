@@ -5,13 +5,16 @@
 Each function takes a value and returns None when it is well formed, else the rule it breaks, worded to follow
 "<variable> on <host>: <value>" in a message. The checks run on the controller before any host is touched
 (the cluster model, check_inventory.yml); what they let through is what /etc/hosts, known_hosts and the network
-configuration files can hold without a second line, a wildcard or an empty match.
+configuration files can hold without a second line, a wildcard or an empty match, and what the package repositories,
+signing keys and tarballs the roles fetch can be fetched from without trusting the network on the way.
 """
 from __future__ import annotations
 
 import ipaddress
 import posixpath
 import re
+
+from ansible.module_utils.parsing.convert_bool import boolean
 
 # RFC 1123 labels: letters, digits and inner hyphens, at most 63 characters
 _LABEL_RE = re.compile(r'^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$')
@@ -124,12 +127,93 @@ def from_pattern_problem(value):
     return None
 
 
+# what a URL may not hold: it reaches apt source lines, dnf repository files, get_url and the logs as it is
+_URL_UNSAFE = re.compile(r'[\s"\'\\`<>{}|^\x00-\x1f\x7f]')
+_URL_SCHEME = re.compile(r'^([A-Za-z][A-Za-z0-9+.-]*):')
+# the authority of a URL with one (scheme://authority/...): user information, host, port
+_URL_AUTHORITY = re.compile(r'^[A-Za-z][A-Za-z0-9+.-]*://([^/?#]*)')
+_URL_HOST_PORT = re.compile(r'^(?:\[([0-9A-Fa-f:.]+)\]|([^:\[\]]+))(?::([0-9]{1,5}))?$')
+
+
+def _host_port_ok(authority):
+    """Whether ``authority`` is a host name, an IPv4 address or a bracketed IPv6 one, with an optional port 1-65535."""
+    match = _URL_HOST_PORT.match(authority)
+    if not match or (match.group(3) is not None and not 0 < int(match.group(3)) < 65536):
+        return False
+    if match.group(1) is None:
+        return hostname_problem(match.group(2)) is None
+    try:
+        ipaddress.IPv6Address(match.group(1))
+    except ValueError:
+        return False
+    return True
+
+
+def url_problem(value, allow_http=False, allow_variable=None):
+    """A URL a role fetches a repository, signing key or tarball from: https with a host, or a file: path on the node.
+
+    Printable ASCII without blanks, quotes, backslash, backtick, ``<>{}|^`` or control characters (a line break
+    would add a line of its own to an apt source), no fragment and no user information (a password in a URL is
+    logged and written to the files that hold the URL). Plain ``http`` only with ``allow_http``: what it serves
+    could be replaced on the way; ``allow_variable`` is the setting that allows it, named in the message.
+    """
+    allow_http = boolean(allow_http, strict=True)
+    if not isinstance(value, str) or not value:
+        return 'must be a non-empty string, got %r' % (value,)
+    authority = _URL_AUTHORITY.match(value)
+    if authority and '@' in authority.group(1):
+        # the URL is shown without its user information, which is what must not reach a log
+        shown = value[:authority.start(1)] + '***' + value[authority.start(1) + authority.group(1).rindex('@'):]
+        return ('%r holds credentials (user@ before the host), which would be logged and written to files with the '
+                'URL; give the mirror access another way (a client certificate, a proxy, an address allow-list)'
+                % shown)
+    if _URL_UNSAFE.search(value) or not value.isascii() or not value.isprintable():
+        return ('%r holds a blank, quote, backslash, backtick, <, >, {, }, |, ^, control or non-ASCII character'
+                % value)
+    if '#' in value:
+        return '%r holds a fragment (#), which no repository or download uses' % value
+    scheme = _URL_SCHEME.match(value)
+    scheme = scheme.group(1).lower() if scheme else ''
+    if scheme == 'http' and not allow_http:
+        return ('%r is plain HTTP: what it serves could be replaced on the way; use https://%s'
+                % (value, ', or set %s: true for a mirror on a private network without TLS' % allow_variable
+                   if allow_variable else ''))
+    if scheme == 'file':
+        # file:/srv/mirror/ or file:///srv/mirror/; a host there would be another machine's file system
+        path = value[authority.end():] if authority else value[len('file:'):]
+        if (authority and authority.group(1)) or not path.startswith('/'):
+            return ('%r is not a file: URL of an absolute path on the node, without a host (e.g. file:///srv/mirror/)'
+                    % value)
+        return None
+    if scheme not in ('https', 'http'):
+        return ('%r is not an %s URL with a host, nor a file: URL of a path on the node'
+                % (value, 'http:// or https://' if allow_http else 'https://'))
+    if not authority or not _host_port_ok(authority.group(1)):
+        return ('%r has no valid host after %s:// (a host name or address, and an optional port 1-65535)'
+                % (value, scheme))
+    return None
+
+
+def _named_problems(values, what, problem_of, skip_none=False):
+    """``['<name> <rule>']`` for each ``{name: value}`` that ``problem_of`` refuses, in the mapping's order."""
+    if not isinstance(values, dict):
+        raise ValueError('%ss must be a mapping of variable name to %s, got %s'
+                         % (what.lower(), what, type(values).__name__))
+    return ['%s %s' % (name, problem) for name, problem in
+            ((name, problem_of(value)) for name, value in values.items() if not (skip_none and value is None))
+            if problem]
+
+
 def path_problems(paths, owned=True, private=False):
     """``['<name> <rule>']`` for each ``{name: path}`` that ``path_problem`` refuses, in the mapping's order."""
-    if not isinstance(paths, dict):
-        raise ValueError('paths must be a mapping of variable name to path, got %s' % type(paths).__name__)
-    return ['%s %s' % (name, problem) for name, problem in
-            ((name, path_problem(path, owned=owned, private=private)) for name, path in paths.items()) if problem]
+    return _named_problems(paths, 'path', lambda path: path_problem(path, owned=owned, private=private))
+
+
+def url_problems(urls, allow_http=False, allow_variable=None):
+    """``['<name> <rule>']`` for each ``{name: url}`` that ``url_problem`` refuses, in the mapping's order; a None
+    URL (one the role is not given) is skipped."""
+    allow_http = boolean(allow_http, strict=True)
+    return _named_problems(urls, 'URL', lambda url: url_problem(url, allow_http, allow_variable), skip_none=True)
 
 
 # a login name as useradd takes it by default (no upper case, no leading digit or hyphen)

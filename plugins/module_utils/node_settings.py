@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright (c) hpcfabric maintainers
-"""The checks of each node's own strings that reach files, trust stores and commands, for check_inventory.yml.
+"""The checks of each node's own strings that reach files, trust stores and commands, and of the URLs it fetches
+repositories, keys and tarballs from, for check_inventory.yml.
 
 They run on the controller after the argument specs (so every value has its declared type) and before any host is
 touched. Each message reads ``<variable> on <host>: <what is wrong>``. Only values the inventory sets are checked:
@@ -9,7 +10,7 @@ the roles' defaults are the collection's own.
 from __future__ import annotations
 
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.input_syntax import (
-    address_or_hostname_problem, named_problems, path_problem)
+    address_or_hostname_problem, named_problems, path_problem, url_problem)
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.os_tuning import settings_problems as tuning_problems
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.storage_mounts import mount_problems
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_checks import threshold_inputs
@@ -22,6 +23,25 @@ OWNED_DIRS = ('mpi_download_dir', 'mpi_modulefiles_dir', 'mpi_hpcx_prefix', 'mpi
 OWNED_FILES = ('mpi_hostfile_path', 'roce_qos_config_path')
 # directories on the controller that hold the cluster's private key
 PRIVATE_DIRS = ('ssh_trust_key_dir',)
+# the URLs the nodes fetch repositories, signing keys and tarballs from, by the role setting that allows plain HTTP
+URLS = {'rdma_allow_http': ('rdma_doca_repo_url', 'rdma_doca_repo_key_url'),
+        'nvidia_driver_allow_http': ('nvidia_driver_repo_url', 'nvidia_driver_keyring_url'),
+        'mpi_allow_http': ('mpi_hpcx_url', 'mpi_source_ucx_url', 'mpi_source_ompi_url')}
+
+
+def _path_and_url_problems(own, setting, options):
+    """``(variable, rule or None)`` for each directory, file and URL of the roles in ``options`` that the node sets."""
+    for names, owned, private in ((OWNED_DIRS, True, False), (OWNED_FILES, False, False), (PRIVATE_DIRS, True, True)):
+        for name in names:
+            if name in options and own.get(name) is not None:
+                yield name, path_problem(own[name], owned=owned, private=private)
+    for allow, names in URLS.items():
+        for name in names:
+            if name in options and own.get(name) is not None:
+                # plain HTTP as the node's setting allows it (the inventory's, else the role's default: false)
+                yield name, url_problem(own[name], setting(allow) or False, allow)
+
+
 # the validate role's settings its own first check reads (threshold_inputs)
 VALIDATE_SETTINGS = ('validate_min_bytes', 'validate_max_bytes', 'validate_iters', 'validate_warmup',
                      'validate_threshold_mode', 'validate_allreduce_min_busbw_gbs', 'validate_allow_zero_threshold',
@@ -77,13 +97,8 @@ def node_problems(variables, nodes, options):
             sysctl = dict(setting('os_base_sysctl') or {}, **(setting('os_base_sysctl_extra') or {}))
             problems.extend('os_base on %s: %s' % (host, p) for p in tuning_problems(
                 setting('os_base_memlock'), setting('os_base_nofile'), sysctl, setting('os_base_ntp_servers') or []))
-        for names, owned, private in ((OWNED_DIRS, True, False), (OWNED_FILES, False, False),
-                                      (PRIVATE_DIRS, True, True)):
-            for name in names:
-                if name in options and own.get(name) is not None:
-                    problem = path_problem(own[name], owned=owned, private=private)
-                    if problem:
-                        problems.append('%s on %s: %s' % (name, host, problem))
+        problems.extend('%s on %s: %s' % (name, host, problem) for name, problem in _path_and_url_problems(own, setting, options)
+                        if problem)
         problems.extend('%s on %s: %s' % (name, host, problem) for name, problem in _string_problems(own, setting, options))
         # peers' known_hosts lists the node under it: one field of a line
         if own.get('ansible_host') is not None and address_or_hostname_problem(own['ansible_host']):

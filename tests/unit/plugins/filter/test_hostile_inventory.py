@@ -155,6 +155,38 @@ CASES = {
     'download cache over /var/cache': (setting('b300-02', mpi_download_dir='/var/cache'), 'mpi_download_dir on b300-02:'),
     'report directory /': (setting('b300-01', validate_report_dir='/'), 'validate_report_dir on b300-01:'),
     'RoCE config path relative': (setting('b300-02', roce_qos_config_path='roce.json'), 'roce_qos_config_path on b300-02:'),
+    # apt sources, dnf repositories and downloads: the URLs of repositories, signing keys and tarballs
+    'DOCA repository over plain HTTP': (
+        setting('b300-01', rdma_doca_repo_url='http://mirror.example.com/nvidia/doca/2.9.1/ubuntu24.04/x86_64/'),
+        "rdma_doca_repo_url on b300-01: 'http://mirror.example.com/nvidia/doca/2.9.1/ubuntu24.04/x86_64/' is plain HTTP"),
+    'DOCA signing key over plain HTTP': (
+        setting('b300-02', rdma_doca_repo_key_url='http://mirror.example.com/nvidia/doca/GPG-KEY-Mellanox.pub'),
+        "rdma_doca_repo_key_url on b300-02: 'http://mirror.example.com/nvidia/doca/GPG-KEY-Mellanox.pub' is plain HTTP"),
+    'CUDA keyring over plain HTTP': (
+        setting('b300-01', nvidia_driver_keyring_url='http://mirror.example.com/nvidia/cuda/cuda-keyring_1.1-1_all.deb'),
+        'nvidia_driver_keyring_url on b300-01: '),
+    'plain HTTP allowed for one role only': (
+        setting('b300-02', rdma_allow_http=True, nvidia_driver_repo_url='http://mirror.example.com/nvidia/cuda/'),
+        "nvidia_driver_repo_url on b300-02: 'http://mirror.example.com/nvidia/cuda/' is plain HTTP: what it serves could "
+        "be replaced on the way; use https://, or set nvidia_driver_allow_http: true"),
+    'repository URL with a newline adding a trusted source': (
+        setting('b300-01', rdma_doca_repo_url='https://mirror.example.com/doca/\ndeb [trusted=yes] http://evil.example/ ./'),
+        'rdma_doca_repo_url on b300-01: '),
+    'repository URL with a space adding apt options': (
+        setting('b300-02', nvidia_driver_repo_url='https://mirror.example.com/cuda/ / [trusted=yes]'),
+        'nvidia_driver_repo_url on b300-02: '),
+    'credentials in the CUDA repository URL': (
+        setting('b300-02', nvidia_driver_repo_url='https://admin:s3cret@mirror.example.com/nvidia/cuda/'),
+        "nvidia_driver_repo_url on b300-02: 'https://***@mirror.example.com/nvidia/cuda/' holds credentials"),
+    'HPC-X tarball over ftp': (setting('b300-01', mpi_hpcx_url='ftp://mirror.example.com/nvidia/hpcx/hpcx.tbz'),
+                               "mpi_hpcx_url on b300-01: 'ftp://mirror.example.com/nvidia/hpcx/hpcx.tbz' is not an "
+                               "https:// URL"),
+    'Open MPI tarball URL without a scheme': (
+        setting('b300-02', mpi_source_ompi_url='download.open-mpi.org/release/open-mpi/v4.1/openmpi-4.1.8.tar.bz2'),
+        'mpi_source_ompi_url on b300-02: '),
+    'local mirror URL naming another host': (setting('b300-01', rdma_doca_repo_url='file://fileserver/srv/doca/'),
+                                             "rdma_doca_repo_url on b300-01: 'file://fileserver/srv/doca/' is not a file: "
+                                             "URL of an absolute path on the node"),
     # limits.d, sysctl.d, chrony: os_base
     'open-file limit zero': (setting('b300-02', os_base_nofile=0), 'os_base on b300-02: os_base_nofile 0'),
     'memlock with a unit limits.d cannot read': (setting('b300-01', os_base_memlock='64G'), 'os_base on b300-01: os_base_memlock "64G"'),
@@ -214,6 +246,27 @@ CASES = {
                               'fabric_network_mtu?)'),
     'misspelt slots variable': (setting('b300-02', mpi_hostfile_slot=4), 'mpi_hostfile_slot on b300-02:'),
 }
+
+
+def test_plain_http_passes_where_each_role_allows_it():
+    hostvars = example_hostvars()
+    for host in NODES:
+        hostvars[host].update(
+            rdma_allow_http=True, rdma_doca_repo_url='http://mirror.cluster.internal/doca/2.9.1/ubuntu24.04/x86_64/',
+            rdma_doca_repo_key_url='http://mirror.cluster.internal/doca/GPG-KEY-Mellanox.pub',
+            nvidia_driver_allow_http=True, nvidia_driver_repo_url='http://mirror.cluster.internal:8080/cuda/',
+            mpi_allow_http=True, mpi_hpcx_url='http://mirror.cluster.internal/hpcx/hpcx-v2.22.tbz')
+    assert problems_of(hostvars) == []
+    # the allowance is each node's own
+    hostvars['b300-02']['mpi_allow_http'] = False
+    assert [p.split(':')[0] for p in problems_of(hostvars)] == ['mpi_hpcx_url on b300-02']
+
+
+def test_a_password_in_a_url_never_reaches_a_message():
+    hostvars = example_hostvars()
+    hostvars['b300-01']['mpi_hpcx_url'] = 'https://svc:s3cret@mirror.example.com/hpcx.tbz'
+    problems = problems_of(hostvars)
+    assert problems and not [p for p in problems if 's3cret' in p]
 
 
 @pytest.mark.parametrize('name', sorted(CASES))

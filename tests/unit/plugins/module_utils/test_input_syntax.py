@@ -10,9 +10,9 @@ import subprocess
 import pytest
 
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.input_syntax import (
-    account_problem, authorized_key_options, from_pattern_problem, hostname_problem, input_problems, label_problem, lnet_network_problem,
-    mac_problem, mca_param_problem, named_problems, path_problem, path_problems, ucx_device_problem,
-    tcl_quote, ucx_transport_problem)
+    account_problem, authorized_key_options, from_pattern_problem, hostname_problem, input_problems, label_problem,
+    lnet_network_problem, mac_problem, mca_param_problem, named_problems, path_problem, path_problems, tcl_quote,
+    ucx_device_problem, ucx_transport_problem, url_problem, url_problems)
 
 
 @pytest.mark.parametrize('path', ['/var/tmp/hpcfabric-validate', '/opt/hpcx-v2.21', '/data/ckpt@run_1',
@@ -157,3 +157,92 @@ def test_authorized_key_options_are_built_from_checked_sources():
             authorized_key_options(bad)
     with pytest.raises(ValueError, match='must be a list'):
         authorized_key_options('10.0.0.0/8')
+
+
+@pytest.mark.parametrize('url', [
+    'https://linux.mellanox.com/public/repo/doca/2.9.1/ubuntu24.04/x86_64/',
+    'https://developer.download.nvidia.com/compute/cuda/repos/debian12/x86_64/cuda-keyring_1.1-1_all.deb',
+    'https://mirror.example.com:8443/hpcx/hpcx-v2.22-gcc-doca_ofed-ubuntu24.04-cuda12-x86_64.tbz',
+    'https://10.0.0.5/doca/', 'https://[fd00::5]:443/doca/', 'https://mirror', 'HTTPS://Mirror.Example.com/x',
+    'https://objects.example.com/hpcx.tbz?X-Expires=3600&X-Sig=ab%2Fcd', 'file:///srv/mirror/doca/', 'file:/srv/mirror/',
+])
+def test_https_and_local_urls_pass(url):
+    assert url_problem(url) is None
+
+
+@pytest.mark.parametrize('url, rule', [
+    # plain HTTP, unless allowed
+    ('http://mirror.example.com/doca/', 'is plain HTTP: what it serves could be replaced on the way; use https://'),
+    ('HTTP://mirror/x', 'is plain HTTP'),
+    # not a URL a role can fetch from
+    ('ftp://mirror.example.com/doca/', 'is not an https:// URL with a host, nor a file: URL'),
+    ('mirror.example.com/doca/', 'is not an https:// URL with a host'), ('/srv/mirror', 'is not an https:// URL'),
+    ('javascript:alert(1)', 'is not an https:// URL'), ('git+https://h/x', 'is not an https:// URL'),
+    # one line, one URL: what would reach an apt source as a line or an option of its own
+    ('https://h/doca/\ndeb [trusted=yes] http://evil/ ./', 'holds a blank, quote'),
+    ('https://h/doca/ ./\nTrusted: yes', 'holds a blank, quote'), ('https://h/a b', 'holds a blank, quote'),
+    ('https://h/\t', 'holds a blank, quote'), ('https://h/\r', 'holds a blank, quote'),
+    ('https://h/\x00', 'holds a blank, quote'), ('https://h/\x7f', 'holds a blank, quote'),
+    ('https://h/"x', 'holds a blank, quote'), ("https://h/x'", 'holds a blank, quote'), ('https://h/a\\b', 'holds a blank'),
+    ('https://h/`id`', 'holds a blank'), ('https://h/<x>', 'holds a blank'), ('https://h/{x}', 'holds a blank'),
+    ('https://h/a|b', 'holds a blank'), ('https://h/a^b', 'holds a blank'), ('https://h/\u00e9', 'non-ASCII'),
+    ('https://h/\u00a0', 'non-ASCII'), ('https://h/x#frag', 'holds a fragment (#)'),
+    # the host and port
+    ('https:///doca/', 'has no valid host after https://'), ('https:/doca/', 'has no valid host'),
+    ('https://', 'has no valid host'), ('https://bad_host/x', 'has no valid host'), ('https://-h/x', 'has no valid host'),
+    ('https://h:0/', 'has no valid host'), ('https://h:65536/', 'has no valid host'), ('https://h:/x', 'has no valid host'),
+    ('https://h:x/', 'has no valid host'), ('https://[zz]/x', 'has no valid host'), ('https://[fd00::1/x', 'has no valid host'),
+    ('https://h:1:2/', 'has no valid host'),
+    # file: is a path on the node
+    ('file://mirror/srv/doca/', 'is not a file: URL of an absolute path on the node'),
+    ('file:srv/doca', 'is not a file: URL of an absolute path'), ('file:', 'is not a file: URL of an absolute path'),
+    # not a string
+    ('', 'must be a non-empty string'), (None, 'must be a non-empty string'), (443, 'must be a non-empty string'),
+])
+def test_urls_that_cannot_be_trusted_or_break_a_file_are_refused_with_the_rule(url, rule):
+    assert rule in url_problem(url)
+
+
+def test_plain_http_passes_when_allowed_and_the_message_names_the_allowing_variable():
+    assert url_problem('http://mirror.cluster.internal:8080/doca/', allow_http=True) is None
+    assert url_problem('http://mirror/x', allow_http='yes') is None
+    assert url_problem('http://mirror/x', allow_http='false').startswith("'http://mirror/x' is plain HTTP")
+    assert url_problem('http://mirror/x', allow_variable='rdma_allow_http') == (
+        "'http://mirror/x' is plain HTTP: what it serves could be replaced on the way; use https://, or set "
+        "rdma_allow_http: true for a mirror on a private network without TLS")
+    assert url_problem('http://mirror/x').endswith('use https://')
+    # allowing http allows nothing else
+    assert 'is not an http:// or https:// URL with a host' in url_problem('ftp://mirror/x', allow_http=True)
+    assert 'has no valid host after http://' in url_problem('http://bad_host/x', allow_http=True)
+    assert 'holds a blank' in url_problem('http://mirror/x\n[trusted=yes]', allow_http=True)
+    with pytest.raises(TypeError):
+        url_problem('http://mirror/x', allow_http='maybe')
+
+
+@pytest.mark.parametrize('url', ['https://user:s3cret@mirror.example.com/doca/', 'https://token@mirror/x',
+                                 'http://u:s3cret@mirror/x', 'ftp://u:s3cret@mirror/x', 'file://u@/srv/x',
+                                 'https://u:s3cret@mirror/x\n', 'https://a@b:s3cret@mirror/x'])
+def test_credentials_in_a_url_are_refused_without_being_repeated(url):
+    problem = url_problem(url, allow_http=True)
+    assert 'holds credentials (user@ before the host), which would be logged and written to files' in problem
+    assert 's3cret' not in problem and 'user' not in problem.split('holds')[0]
+    assert problem.startswith("'%s//***@" % url.split('//')[0])
+
+
+def test_an_at_sign_after_the_host_is_no_credential():
+    assert url_problem('https://mirror/pkgs/@latest/x.tbz') is None
+
+
+def test_url_problems_name_each_variable_in_order_and_skip_unset_ones():
+    urls = {'mpi_hpcx_url': None, 'mpi_source_ucx_url': 'http://mirror/ucx.tar.gz',
+            'mpi_source_ompi_url': 'https://mirror/ompi.tar.gz', 'mpi_other_url': 'mirror/x'}
+    assert url_problems(urls, False, 'mpi_allow_http') == [
+        "mpi_source_ucx_url 'http://mirror/ucx.tar.gz' is plain HTTP: what it serves could be replaced on the way; use "
+        "https://, or set mpi_allow_http: true for a mirror on a private network without TLS",
+        "mpi_other_url 'mirror/x' is not an https:// URL with a host, nor a file: URL of a path on the node"]
+    assert url_problems(urls, True, 'mpi_allow_http') == [
+        "mpi_other_url 'mirror/x' is not an http:// or https:// URL with a host, nor a file: URL of a path on the node"]
+    assert url_problems({}) == [] and url_problems({'x': None}) == []
+    assert url_problems({'x': ''}) == ["x must be a non-empty string, got ''"]
+    with pytest.raises(ValueError, match='urls must be a mapping of variable name to URL, got list'):
+        url_problems(['https://mirror/x'])
