@@ -48,6 +48,20 @@ def mpi_checks_play(tmp_path, role_vars):
 """ % role_vars)
 
 
+def role_checks_play(tmp_path, role):
+    """A role's own first checks (tasks/assert.yml) on every node; the storage role's read its per-OS variables."""
+    return write_play(tmp_path, """
+- hosts: gpu_nodes
+  gather_facts: false
+  tasks:
+    - ansible.builtin.include_role:
+        name: hpcfabric.cluster.%s
+        tasks_from: "{{ item }}"
+        public: true
+      loop: %s
+""" % (role, '[set_vars.yml, assert.yml]' if role == 'storage' else '[assert.yml]'))
+
+
 def test_mpi_role_checks_pass_on_the_example_inventory_as_shipped(inventory, playbook, tmp_path):
     """mpi_ucx_tls is unset in the example (the role default, null): the role's checks must not crash on it."""
     local_nodes(inventory)
@@ -123,15 +137,7 @@ def test_roles_used_alone_refuse_directories_they_would_take_over(inventory, pla
         validate_work_dir='/tmp', ssh_trust_key_dir='/tmp/cluster-key', ssh_trust_authorized_from=['10.0.0.0/8', '*']))
     said = {}
     for role in ('validate', 'ssh_trust'):
-        play = write_play(tmp_path, """
-- hosts: gpu_nodes
-  gather_facts: false
-  tasks:
-    - ansible.builtin.include_role:
-        name: hpcfabric.cluster.%s
-        tasks_from: assert.yml
-""" % role)
-        rc, out = playbook(inventory.path, str(play))
+        rc, out = playbook(inventory.path, str(role_checks_play(tmp_path, role)))
         assert rc != 0, out
         said[role] = ' '.join(out.split())
         assert re.search(r'b300-01 *: ok=\d+ .*failed=0', out), out
@@ -160,17 +166,6 @@ def test_roles_used_alone_refuse_strings_and_values_check_inventory_refuses(
         inventory.edit('group_vars/gpu_nodes.yml', lambda data: data.update(values))
     else:
         inventory.edit('host_vars/b300-02.yml', lambda data: data.update(values))
-    # the storage role's check reads its per-OS variables
-    play = write_play(tmp_path, """
-- hosts: gpu_nodes
-  gather_facts: false
-  tasks:
-    - ansible.builtin.include_role:
-        name: hpcfabric.cluster.%s
-        tasks_from: "{{ item }}"
-        public: true
-      loop: %s
-""" % (role, '[set_vars.yml, assert.yml]' if role == 'storage' else '[assert.yml]'))
-    rc, out = playbook(inventory.path, str(play))
+    rc, out = playbook(inventory.path, str(role_checks_play(tmp_path, role)))
     assert rc != 0, out
     assert message in ' '.join(out.split()), out
