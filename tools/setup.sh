@@ -9,8 +9,9 @@ cd "$ROOT"
 . tools/common.sh
 
 # Debian packages the test suite uses: the lab (podman, runc, debootstrap, apt-cacher-ng, iptables),
-# a local Open MPI so the benchmark runs on the controller too, and shellcheck for ansible-test sanity.
-SYSTEM_PACKAGES=(podman runc debootstrap apt-cacher-ng iptables openmpi-bin libopenmpi-dev python3-mpi4py python3-numpy shellcheck tar gzip)
+# a local Open MPI so the benchmark runs on the controller too, shellcheck for ansible-test sanity, and tclsh to read
+# the modulefile quoting back.
+SYSTEM_PACKAGES=(podman runc debootstrap apt-cacher-ng iptables openmpi-bin libopenmpi-dev python3-mpi4py python3-numpy shellcheck tar gzip tcl)
 # Collections the roles and tests use, taken from the PyPI 'ansible' bundle because Galaxy is unreachable here.
 ANSIBLE_BUNDLE="ansible==14.5.0"
 COLLECTIONS_DIR="$CACHE/collections"

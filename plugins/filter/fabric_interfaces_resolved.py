@@ -13,6 +13,7 @@ description:
     whose MAC is its C(mac) (case-insensitive), by the rule of the cluster model
     (M(hpcfabric.cluster.cluster_model)) - its MTU (its own, else O(mtu)) and its routes (none when not set), and
     lists the entries whose interface the host lacks.
+  - Also returns the netplan document of those interfaces, as data for a YAML serializer.
   - Fails when O(links) is not the JSON list C(ip -json link show) prints.
 positional: _input, links, mtu
 options:
@@ -67,6 +68,10 @@ _value:
       description: The host's link names, in the order ip lists them.
       type: list
       elements: str
+    netplan:
+      description: The netplan document of the interfaces the host has (static address, MTU, matched by MAC where
+        given), as data for C(to_nice_yaml).
+      type: dict
 '''
 
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.fabric_links import resolve_interfaces

@@ -14,7 +14,9 @@ description:
     C(ansible_host)), then checks them in three steps, each only when the one before found nothing
     - C(arguments) - every node's variables against the specs of O(node_roles) and every switch's against those of
       O(switch_roles), with the validator C(ansible.builtin.validate_argument_spec) uses (a host in both groups gets
-      both); each message ends C(found in <host>).
+      both); each message ends C(found in <host>). A variable that starts with a role's name and C(_) but that no
+      role declares (a misspelt setting such as C(fabric_network_mtus)) is reported here too, with the closest
+      declared name.
     - C(cluster_model) - the problems of the cluster model (M(hpcfabric.cluster.cluster_model)) of O(nodes).
     - C(roce_policy) - one lossless RoCE policy on nodes and switches, compatible MTUs (M(hpcfabric.cluster.qos_plan)).
   - Reading a host's variables is what a large inventory costs, so each is read once; the work is linear in the
@@ -87,13 +89,16 @@ _value:
         - Mounts as the storage role checks them; os_base's limits, kernel parameters and time servers; directories
           a role creates, owns or installs into (absolute, normalised, no blank, quote, shell or glob character, not a
           system directory); the controller's key directory (not under a world-writable directory either); the
-          C(from=) patterns of the cluster key. Only values the inventory sets are checked.
+          C(from=) patterns of the cluster key; the URLs of repositories, signing keys and tarballs (https or a
+          C(file:) path, plain http only where the role's C(*_allow_http) is true; no credentials, no line break).
+          Only values the inventory sets are checked.
       type: list
       elements: str
 '''
 
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.cluster_model import build_model
-from ansible_collections.hpcfabric.cluster.plugins.module_utils.inventory_spec import read_variables, spec_problems
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.inventory_spec import (
+    read_variables, spec_problems, undeclared_problems)
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.qos_plan import check_qos
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.node_settings import node_problems
 from ansible_collections.hpcfabric.cluster.plugins.plugin_utils.filters import as_filter
@@ -101,6 +106,8 @@ from ansible_collections.hpcfabric.cluster.plugins.plugin_utils.role_specs impor
 
 # what the model and the RoCE check read besides the roles' own variables
 _EXTRA = ['ansible_host']
+# the facts roles set for later roles and for users: variables with a role's prefix that no spec declares
+ROLE_FACTS = ('cluster_model_plan', 'mpi_python', 'nvidia_driver_status', 'rdma_device_names')
 
 
 def _names(value, what):
@@ -115,12 +122,17 @@ def inventory_problems(hostvars, nodes, switches, node_roles, switch_roles):
     node_options = role_options(node_roles, 'inventory_problems')
     switch_options = role_options(switch_roles, 'inventory_problems')
     names = list(node_options) + [n for n in switch_options if n not in node_options] + _EXTRA
-    variables = read_variables(lambda host: hostvars.get(host, {}), list(dict.fromkeys(nodes + switches)), names)
+    hosts = list(dict.fromkeys(nodes + switches))
+    variables = read_variables(lambda host: hostvars.get(host, {}), hosts, names)
     result = {'arguments': spec_problems(node_options, nodes, variables.get)
-              + spec_problems(switch_options, switches, variables.get),
+              + spec_problems(switch_options, switches, variables.get)
+              + undeclared_problems(lambda host: hostvars.get(host, {}), hosts, set(names) | set(ROLE_FACTS),
+                                    [role + '_' for role in list(node_roles) + list(switch_roles)]),
               'cluster_model': [], 'roce_policy': []}
     if not result['arguments']:
-        result['cluster_model'] = build_model(variables, nodes)['problems']
+        node_set = set(nodes)
+        others = dict((host, (hostvars.get(host) or {}).get('ansible_host')) for host in hostvars if host not in node_set)
+        result['cluster_model'] = build_model(variables, nodes, others)['problems']
     if not result['arguments'] and not result['cluster_model']:
         result['roce_policy'] = check_qos(variables, nodes, switches)
     result['node_settings'] = [] if result['arguments'] else node_problems(variables, nodes, node_options)

@@ -41,7 +41,6 @@ UCX_CUDA_TRANSPORTS = ('cuda_copy', 'cuda_ipc')
 _ECT0 = 2
 _ENV_NAME_RE = re.compile(r'^[A-Za-z_][A-Za-z0-9_]*$')
 # mca_base_env_list separates entries with ';'; a newline would end the MCA line or the profile.d export
-_ENV_VALUE_FORBIDDEN = ('\n', '\r', '\0', ';')
 
 
 def _setting(hostvars, host, name):
@@ -210,11 +209,11 @@ def job_environment(hostvars, host, interfaces, ports, policy, problems, warning
                         % (host, type(extra).__name__))
         extra = {}
     for key, value in extra.items():
-        if not _ENV_NAME_RE.match(str(key)):
+        if not _ENV_NAME_RE.fullmatch(str(key)):
             problems.append('mpi_env_extra on %s: %r is not an environment variable name' % (host, key))
-        elif any(c in str(value) for c in _ENV_VALUE_FORBIDDEN):
-            problems.append('mpi_env_extra.%s on %s: the value may not hold a newline or ";" (mpirun passes the '
-                            'environment as one ";"-separated list): %r' % (key, host, value))
+        elif ';' in str(value) or not str(value).isprintable():
+            problems.append('mpi_env_extra.%s on %s: the value may not hold a line break, control character or ";" '
+                            '(mpirun passes the environment as one ";"-separated list): %r' % (key, host, value))
         else:
             env[key] = str(value)
     return env
@@ -259,12 +258,14 @@ def _launcher(hostvars, hosts, problems):
     return {'user': user, 'hostfile': _setting(hostvars, hosts[0], 'mpi_hostfile_path')}
 
 
-def build_model(hostvars, hosts):
+def build_model(hostvars, hosts, others=None):
     """Return the model of ``hosts`` (inventory names, in inventory order) from ``hostvars``.
 
     ``{hosts, problems, warnings, launcher: {user, hostfile}, hosts_entries, nodes: {host: {...}},
     hostfile: [{host, name, slots}], member_sources}``: the hostfile entries are named by each host's primary fabric name (slots None where unknown);
-    ``member_sources`` are the rail subnets and every node's management address, where cluster members connect from. With problems, ``nodes``,
+    ``member_sources`` are the rail subnets and every node's management address, where cluster members connect from;
+    ``others`` the inventory's other hosts and their ``ansible_host``, whose names and addresses the fabric may not
+    take (``check_plan``). With problems, ``nodes``,
     ``hosts_entries`` and ``hostfile`` are empty: nothing may be rendered from a plan that does not hold.
     """
     hosts = list(hosts)
@@ -272,7 +273,7 @@ def build_model(hostvars, hosts):
     warnings = []
     rails = _rails(hostvars, hosts, problems)
     default_mtu = _setting(hostvars, hosts[0], 'fabric_network_mtu') if hosts else DEFAULTS['fabric_network_mtu']
-    problems.extend(check_plan(hostvars, hosts, rails, default_mtu))
+    problems.extend(check_plan(hostvars, hosts, rails, default_mtu, others))
     policies = _policy(hostvars, hosts, problems)
     launcher = _launcher(hostvars, hosts, problems)
     if problems:

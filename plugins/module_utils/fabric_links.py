@@ -33,7 +33,8 @@ def resolve_interfaces(interfaces, ip_link_output, mtu):
     ``interfaces``: each entry with ``name`` its kernel name (its own, else the link with its MAC; None when
     neither), ``mtu`` its own or ``mtu`` (``fabric_network_mtu``), ``routes`` its own or none; other keys kept.
     ``missing``: per entry whose interface the host lacks, what the inventory gave for it (the name, else the
-    MAC), in list order. ``present``: the host's link names, in ip's order.
+    MAC), in list order. ``present``: the host's link names, in ip's order. ``netplan``: ``netplan_config`` of the
+    interfaces the host has.
     """
     links = parse_ip_link(ip_link_output)
     present = [link['ifname'] for link in links]
@@ -49,4 +50,20 @@ def resolve_interfaces(interfaces, ip_link_output, mtu):
         resolved.append(dict(iface, name=name, mtu=iface.get('mtu') or mtu, routes=iface.get('routes') or []))
         if name not in present:
             missing.append(iface.get('name') or iface.get('mac') or '(an entry with neither name nor mac)')
-    return {'interfaces': resolved, 'missing': missing, 'present': present}
+    return {'interfaces': resolved, 'missing': missing, 'present': present,
+            'netplan': netplan_config([iface for iface in resolved if iface['name'] in present])}
+
+
+def netplan_config(interfaces):
+    """The netplan document of resolved fabric interfaces, as data for a YAML serializer (a value written into YAML
+    by hand could open a mapping or a second document): static address, MTU, no DHCP or link-local address,
+    matched by MAC where one is given."""
+    ethernets = {}
+    for iface in interfaces:
+        entry = {'match': {'macaddress': iface['mac'].lower()}, 'set-name': iface['name']} if iface.get('mac') else {}
+        entry.update({'mtu': iface['mtu'], 'dhcp4': False, 'dhcp6': False, 'link-local': [], 'optional': True,
+                      'addresses': [iface['address']]})
+        if iface.get('routes'):
+            entry['routes'] = [{'to': route['to'], 'via': route['via']} for route in iface['routes']]
+        ethernets[iface['name']] = entry
+    return {'network': {'version': 2, 'renderer': 'networkd', 'ethernets': ethernets}}

@@ -51,16 +51,24 @@ def interface_names(host, iface, rails):
     return ['%s-rail%s' % (host, rail)]
 
 
-def check_plan(hostvars, hosts, rails, default_mtu):
+def check_plan(hostvars, hosts, rails, default_mtu, others=None):
     """Return a list of problems (strings naming the variable and the host) with the fabric plan.
 
     A host's own ``fabric_network_mtu`` overrides ``default_mtu`` for its interfaces without an ``mtu``.
+    ``others`` maps the inventory's other hosts (switches, login nodes) to their ``ansible_host``: no fabric name
+    may be one of their names, and no fabric address any host's management address.
     """
     problems = []
     networks = _rail_networks(rails, problems)
+    others = others or {}
     addresses = {}
-    names = {}
-    host_set = set(hosts)
+    for host, address in [(h, hostvars.get(h, {}).get('ansible_host')) for h in hosts] + list(others.items()):
+        try:
+            addresses.setdefault(ipaddress.ip_address(str(address)), (host, 'ansible_host'))
+        except ValueError:
+            pass
+    names = dict((other, other) for other in others)
+    host_set = set(hosts) | set(others)
     for host in hosts:
         ifaces = hostvars.get(host, {}).get('fabric_network_interfaces') or []
         if not isinstance(ifaces, list):

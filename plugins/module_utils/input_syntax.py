@@ -5,13 +5,16 @@
 Each function takes a value and returns None when it is well formed, else the rule it breaks, worded to follow
 "<variable> on <host>: <value>" in a message. The checks run on the controller before any host is touched
 (the cluster model, check_inventory.yml); what they let through is what /etc/hosts, known_hosts and the network
-configuration files can hold without a second line, a wildcard or an empty match.
+configuration files can hold without a second line, a wildcard or an empty match, and what the package repositories,
+signing keys and tarballs the roles fetch can be fetched from without trusting the network on the way.
 """
 from __future__ import annotations
 
 import ipaddress
 import posixpath
 import re
+
+from ansible.module_utils.parsing.convert_bool import boolean
 
 # RFC 1123 labels: letters, digits and inner hyphens, at most 63 characters
 _LABEL_RE = re.compile(r'^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$')
@@ -24,7 +27,7 @@ def label_problem(value):
     """A DNS label (RFC 1123): a rail name, one part of a host name."""
     if not isinstance(value, str):
         return 'must be a string, got %s' % type(value).__name__
-    if not _LABEL_RE.match(value):
+    if not _LABEL_RE.fullmatch(value):
         return ('%r is not a host name label (letters, digits and inner hyphens, 1-63 characters)' % value)
     return None
 
@@ -54,7 +57,7 @@ def mac_problem(value):
     """A unicast Ethernet MAC as six colon-separated hex pairs (an invalid one would match every link)."""
     if not isinstance(value, str):
         return 'must be a string, got %s' % type(value).__name__
-    if not _MAC_RE.match(value):
+    if not _MAC_RE.fullmatch(value):
         return '%r is not a MAC address (six hex pairs separated by colons)' % value
     if int(value[:2], 16) & 1 or value.replace(':', '').strip('0') == '':
         return '%r is a multicast or all-zero MAC, which no NIC has' % value
@@ -95,6 +98,20 @@ def path_problem(value, owned=True, private=False):
     return None
 
 
+def address_or_hostname_problem(value):
+    """An IP address or a host name, as a node is reached and listed in known_hosts."""
+    if not isinstance(value, str):
+        return 'must be a string, got %s' % type(value).__name__
+    try:
+        ipaddress.ip_address(value)
+        return None
+    except ValueError:
+        pass
+    if hostname_problem(value):
+        return '%r is not an IP address or host name' % (value,)
+    return None
+
+
 def from_pattern_problem(value):
     """One entry of an OpenSSH ``from=`` list: an address, a CIDR network or a host name, without wildcards."""
     if not isinstance(value, str) or not value:
@@ -110,16 +127,215 @@ def from_pattern_problem(value):
     return None
 
 
+# what a URL may not hold: it reaches apt source lines, dnf repository files, get_url and the logs as it is
+_URL_UNSAFE = re.compile(r'[\s"\'\\`<>{}|^\x00-\x1f\x7f]')
+_URL_SCHEME = re.compile(r'^([A-Za-z][A-Za-z0-9+.-]*):')
+# the authority of a URL with one (scheme://authority/...): user information, host, port
+_URL_AUTHORITY = re.compile(r'^[A-Za-z][A-Za-z0-9+.-]*://([^/?#]*)')
+_URL_HOST_PORT = re.compile(r'^(?:\[([0-9A-Fa-f:.]+)\]|([^:\[\]]+))(?::([0-9]{1,5}))?$')
+
+
+def _host_port_ok(authority):
+    """Whether ``authority`` is a host name, an IPv4 address or a bracketed IPv6 one, with an optional port 1-65535."""
+    match = _URL_HOST_PORT.match(authority)
+    if not match or (match.group(3) is not None and not 0 < int(match.group(3)) < 65536):
+        return False
+    if match.group(1) is None:
+        return hostname_problem(match.group(2)) is None
+    try:
+        ipaddress.IPv6Address(match.group(1))
+    except ValueError:
+        return False
+    return True
+
+
+def url_problem(value, allow_http=False, allow_variable=None):
+    """A URL a role fetches a repository, signing key or tarball from: https with a host, or a file: path on the node.
+
+    Printable ASCII without blanks, quotes, backslash, backtick, ``<>{}|^`` or control characters (a line break
+    would add a line of its own to an apt source), no fragment and no user information (a password in a URL is
+    logged and written to the files that hold the URL). Plain ``http`` only with ``allow_http``: what it serves
+    could be replaced on the way; ``allow_variable`` is the setting that allows it, named in the message.
+    """
+    allow_http = boolean(allow_http, strict=True)
+    if not isinstance(value, str) or not value:
+        return 'must be a non-empty string, got %r' % (value,)
+    authority = _URL_AUTHORITY.match(value)
+    if authority and '@' in authority.group(1):
+        # the URL is shown without its user information, which is what must not reach a log
+        shown = value[:authority.start(1)] + '***' + value[authority.start(1) + authority.group(1).rindex('@'):]
+        return ('%r holds credentials (user@ before the host), which would be logged and written to files with the '
+                'URL; give the mirror access another way (a client certificate, a proxy, an address allow-list)'
+                % shown)
+    if _URL_UNSAFE.search(value) or not value.isascii() or not value.isprintable():
+        return ('%r holds a blank, quote, backslash, backtick, <, >, {, }, |, ^, control or non-ASCII character'
+                % value)
+    if '#' in value:
+        return '%r holds a fragment (#), which no repository or download uses' % value
+    scheme = _URL_SCHEME.match(value)
+    scheme = scheme.group(1).lower() if scheme else ''
+    if scheme == 'http' and not allow_http:
+        return ('%r is plain HTTP: what it serves could be replaced on the way; use https://%s'
+                % (value, ', or set %s: true for a mirror on a private network without TLS' % allow_variable
+                   if allow_variable else ''))
+    if scheme == 'file':
+        # file:/srv/mirror/ or file:///srv/mirror/; a host there would be another machine's file system
+        path = value[authority.end():] if authority else value[len('file:'):]
+        if (authority and authority.group(1)) or not path.startswith('/'):
+            return ('%r is not a file: URL of an absolute path on the node, without a host (e.g. file:///srv/mirror/)'
+                    % value)
+        return None
+    if scheme not in ('https', 'http'):
+        return ('%r is not an %s URL with a host, nor a file: URL of a path on the node'
+                % (value, 'http:// or https://' if allow_http else 'https://'))
+    if not authority or not _host_port_ok(authority.group(1)):
+        return ('%r has no valid host after %s:// (a host name or address, and an optional port 1-65535)'
+                % (value, scheme))
+    return None
+
+
+def _named_problems(values, what, problem_of, skip_none=False):
+    """``['<name> <rule>']`` for each ``{name: value}`` that ``problem_of`` refuses, in the mapping's order."""
+    if not isinstance(values, dict):
+        raise ValueError('%ss must be a mapping of variable name to %s, got %s'
+                         % (what.lower(), what, type(values).__name__))
+    return ['%s %s' % (name, problem) for name, problem in
+            ((name, problem_of(value)) for name, value in values.items() if not (skip_none and value is None))
+            if problem]
+
+
 def path_problems(paths, owned=True, private=False):
     """``['<name> <rule>']`` for each ``{name: path}`` that ``path_problem`` refuses, in the mapping's order."""
-    if not isinstance(paths, dict):
-        raise ValueError('paths must be a mapping of variable name to path, got %s' % type(paths).__name__)
-    return ['%s %s' % (name, problem) for name, problem in
-            ((name, path_problem(path, owned=owned, private=private)) for name, path in paths.items()) if problem]
+    return _named_problems(paths, 'path', lambda path: path_problem(path, owned=owned, private=private))
 
 
-def from_pattern_problems(patterns):
-    """``['[<index>] <rule>']`` for each entry of a ``from=`` list that ``from_pattern_problem`` refuses."""
-    if not isinstance(patterns, list):
-        raise ValueError('the from= patterns must be a list, got %s' % type(patterns).__name__)
-    return ['[%d] %s' % (index, problem) for index, problem in enumerate(map(from_pattern_problem, patterns)) if problem]
+def url_problems(urls, allow_http=False, allow_variable=None):
+    """``['<name> <rule>']`` for each ``{name: url}`` that ``url_problem`` refuses, in the mapping's order; a None
+    URL (one the role is not given) is skipped."""
+    allow_http = boolean(allow_http, strict=True)
+    return _named_problems(urls, 'URL', lambda url: url_problem(url, allow_http, allow_variable), skip_none=True)
+
+
+# a login name as useradd takes it by default (no upper case, no leading digit or hyphen)
+_ACCOUNT_RE = re.compile(r'^[a-z_][a-z0-9_-]{0,31}$')
+
+
+def account_problem(value, allow_root=False, allow_variable=None):
+    """The account MPI jobs run as: a login name; root only when ``allow_root`` (every node's root would then log
+    in to every other without a password)."""
+    if not isinstance(value, str) or not _ACCOUNT_RE.fullmatch(value):
+        return '%r is not a login name (lower-case letters, digits, _ and -, at most 32, not starting with a digit or -)' % (value,)
+    if value == 'root' and not allow_root:
+        return ("'root' would let every node's root log in to every other without a password; run MPI jobs as an "
+                "ordinary account, or set %s: true" % (allow_variable or 'allow_root'))
+    return None
+
+
+# the LNet network types of Lustre's LNDs: socklnd tcp, o2iblnd o2ib, kfilnd kfi, gnilnd gni, efalnd efa
+_LNET_TYPES = ('tcp', 'o2ib', 'kfi', 'gni', 'efa')
+_LNET_RE = re.compile(r'^(?P<net>[a-z][a-z0-9]{0,15})\((?P<ifaces>[^()]*)\)(?P<cpts>\[[0-9]{1,4}(?:,[0-9]{1,4})*\])?$')
+
+
+def lnet_network_problem(value):
+    """One LNet network as ``networks=`` (modprobe) and lnetctl take it: ``o2ib0(ib0)``, ``tcp1(eth0,eth1)[0,1]``."""
+    if not isinstance(value, str):
+        return 'must be a string, got %s' % type(value).__name__
+    match = _LNET_RE.fullmatch(value)
+    if not match or match.group('net').rstrip('0123456789') not in _LNET_TYPES \
+            or any(ifname_problem(name) for name in match.group('ifaces').split(',')):
+        return ('%r is not an LNet network: a type (%s) with an optional number, then its interfaces in '
+                'parentheses, e.g. o2ib0(ib0) or tcp1(eth0,eth1)' % (value, ', '.join(_LNET_TYPES)))
+    return None
+
+
+_UCX_DEVICE_RE = re.compile(r'^[A-Za-z0-9_.-]{1,64}(?::[0-9]{1,3})?$')
+_UCX_TRANSPORT_RE = re.compile(r'^\^?[a-z][a-z0-9_]{0,31}$')
+
+
+def ucx_device_problem(value):
+    """One entry of ``UCX_NET_DEVICES``: an RDMA ``device:port``, a netdev name or ``all``."""
+    if not isinstance(value, str) or not _UCX_DEVICE_RE.fullmatch(value):
+        return '%r is not a UCX device (an RDMA device:port such as mlx5_0:1, a netdev name or all)' % (value,)
+    return None
+
+
+def ucx_transport_problem(value):
+    """One entry of ``UCX_TLS``: a transport or alias name, ``^`` to exclude."""
+    if not isinstance(value, str) or not _UCX_TRANSPORT_RE.fullmatch(value):
+        return '%r is not a UCX transport name (such as rc, ud, tcp, sm, cuda_copy; ^ to exclude)' % (value,)
+    return None
+
+
+_MCA_NAME_RE = re.compile(r'^[a-z][a-z0-9_]{0,127}$')
+
+
+def mca_param_problem(name, value):
+    """One line of Open MPI's MCA parameter file: ``name = value``; the value ends at the line's end."""
+    if not isinstance(name, str) or not _MCA_NAME_RE.fullmatch(name):
+        return '%r is not an MCA parameter name (lower-case letters, digits and _)' % (name,)
+    if isinstance(value, (list, dict)) or value is None:
+        return '%s: the value must be a string or a number, got %r' % (name, value)
+    if not str(value).isprintable() or not str(value).strip():
+        return '%s: the value %r is empty or holds a line break or control character' % (name, value)
+    return None
+
+
+# the rules input_problems applies by name; mca_param takes each (name, value) pair of a mapping
+_RULES = {'account': account_problem, 'from_pattern': from_pattern_problem, 'lnet_network': lnet_network_problem,
+          'ucx_device': ucx_device_problem, 'ucx_transport': ucx_transport_problem, 'mca_param': mca_param_problem}
+
+
+def named_problems(values, rule, **options):
+    """``[(label, rule broken)]`` for the ``{variable: value}`` mapping under one rule of ``_RULES``.
+
+    A list value is checked entry by entry (label ``name[index]``), a mapping under ``mca_param`` pair by pair
+    (label ``name``), anything else as one value; None values are left out (unset).
+    """
+    if not isinstance(values, dict):
+        raise ValueError('values must be a mapping of variable name to value, got %s' % type(values).__name__)
+    if rule not in _RULES:
+        raise ValueError('rule must be one of %s, got %r' % (', '.join(sorted(_RULES)), rule))
+    check = _RULES[rule]
+    found = []
+    for name, value in values.items():
+        if value is None:
+            continue
+        if rule == 'mca_param':
+            pairs = value.items() if isinstance(value, dict) else [(None, value)]
+            found.extend((name, problem) for problem in (check(key, item) for key, item in pairs) if problem)
+        elif isinstance(value, list):
+            found.extend(('%s[%d]' % (name, index), problem) for index, problem in
+                         enumerate(check(entry, **options) for entry in value) if problem)
+        else:
+            found.extend((name, problem) for problem in [check(value, **options)] if problem)
+    return found
+
+
+def input_problems(values, rule, **options):
+    """``['<label> <rule broken>']``: ``named_problems`` as lines, for a role's own first check."""
+    return ['%s %s' % pair for pair in named_problems(values, rule, **options)]
+
+
+# inside a double-quoted Tcl word these substitute: $var, [command] and backslash escapes
+_TCL_SPECIAL = re.compile(r'([\\\[\]$"])')
+
+
+def tcl_quote(value):
+    """``value`` as one double-quoted Tcl word that reads back as the same string: no variable or command
+    substitution (a modulefile is Tcl, and ``setenv X [exec ...]`` would run on every ``module load``)."""
+    text = str(value)
+    if not text.isprintable():
+        raise ValueError('a modulefile value must be one printable line, got %r' % (text,))
+    return '"%s"' % _TCL_SPECIAL.sub(r'\\\1', text)
+
+
+def authorized_key_options(sources):
+    """The ``from="..."`` option of an authorized_keys line for ``sources`` (addresses, CIDR networks, host names),
+    or None for no restriction; a source that ``from_pattern_problem`` refuses is an error, so no entry can widen
+    the list, close the quote or add an option such as ``command=``."""
+    if not isinstance(sources, list):
+        raise ValueError('the key\'s sources must be a list, got %s' % type(sources).__name__)
+    problems = [problem for problem in map(from_pattern_problem, sources) if problem]
+    if problems:
+        raise ValueError('; '.join(problems))
+    return 'from="%s"' % ','.join(sources) if sources else None

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright (c) hpcfabric maintainers
-"""The checks of each node's own strings that reach files, trust stores and commands, for check_inventory.yml.
+"""The checks of each node's own strings that reach files, trust stores and commands, and of the URLs it fetches
+repositories, keys and tarballs from, for check_inventory.yml.
 
 They run on the controller after the argument specs (so every value has its declared type) and before any host is
 touched. Each message reads ``<variable> on <host>: <what is wrong>``. Only values the inventory sets are checked:
@@ -8,9 +9,11 @@ the roles' defaults are the collection's own.
 """
 from __future__ import annotations
 
-from ansible_collections.hpcfabric.cluster.plugins.module_utils.input_syntax import from_pattern_problem, path_problem
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.input_syntax import (
+    address_or_hostname_problem, named_problems, path_problem, url_problem)
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.os_tuning import settings_problems as tuning_problems
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.storage_mounts import mount_problems
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_checks import threshold_inputs
 
 # directories on the nodes that a role creates, chowns, empties or installs into
 OWNED_DIRS = ('mpi_download_dir', 'mpi_modulefiles_dir', 'mpi_hpcx_prefix', 'mpi_source_prefix', 'mpi_source_build_dir',
@@ -20,6 +23,59 @@ OWNED_DIRS = ('mpi_download_dir', 'mpi_modulefiles_dir', 'mpi_hpcx_prefix', 'mpi
 OWNED_FILES = ('mpi_hostfile_path', 'roce_qos_config_path')
 # directories on the controller that hold the cluster's private key
 PRIVATE_DIRS = ('ssh_trust_key_dir',)
+# the URLs the nodes fetch repositories, signing keys and tarballs from, by the role setting that allows plain HTTP
+URLS = {'rdma_allow_http': ('rdma_doca_repo_url', 'rdma_doca_repo_key_url'),
+        'nvidia_driver_allow_http': ('nvidia_driver_repo_url', 'nvidia_driver_keyring_url'),
+        'mpi_allow_http': ('mpi_hpcx_url', 'mpi_source_ucx_url', 'mpi_source_ompi_url')}
+
+
+def _path_and_url_problems(own, setting, options):
+    """``(variable, rule or None)`` for each directory, file and URL of the roles in ``options`` that the node sets."""
+    for names, owned, private in ((OWNED_DIRS, True, False), (OWNED_FILES, False, False), (PRIVATE_DIRS, True, True)):
+        for name in names:
+            if name in options and own.get(name) is not None:
+                yield name, path_problem(own[name], owned=owned, private=private)
+    for allow, names in URLS.items():
+        for name in names:
+            if name in options and own.get(name) is not None:
+                # plain HTTP as the node's setting allows it (the inventory's, else the role's default: false)
+                yield name, url_problem(own[name], setting(allow) or False, allow)
+
+
+# the validate role's settings its own first check reads (threshold_inputs)
+VALIDATE_SETTINGS = ('validate_min_bytes', 'validate_max_bytes', 'validate_iters', 'validate_warmup',
+                     'validate_threshold_mode', 'validate_allreduce_min_busbw_gbs', 'validate_allow_zero_threshold',
+                     'validate_derived_fraction', 'validate_calibrated_fraction', 'validate_threshold_min_bytes',
+                     'validate_calibrate')
+
+
+def _string_problems(own, setting, options):
+    """``(variable, rule)`` for the LNet networks, the MPI account, the strings the mpi role writes to the MCA file
+    and the job environment (profile.d, the modulefile, mpirun's environment list), and the key's sources."""
+    named = []
+    if 'storage_lnet_networks' in options:
+        named += named_problems({'storage_lnet_networks': setting('storage_lnet_networks')}, 'lnet_network')
+    if 'ssh_trust_user' in options:
+        named += named_problems({'ssh_trust_user': setting('ssh_trust_user')}, 'account',
+                                allow_root=setting('ssh_trust_allow_root'), allow_variable='ssh_trust_allow_root')
+    if 'ssh_trust_authorized_from' in options:
+        named += named_problems({'ssh_trust_authorized_from': own.get('ssh_trust_authorized_from')}, 'from_pattern')
+    if 'mpi_ucx_tls' in options:
+        named += named_problems({'mpi_ucx_net_devices': setting('mpi_ucx_net_devices')}, 'ucx_device')
+        named += named_problems({'mpi_ucx_tls': setting('mpi_ucx_tls')}, 'ucx_transport')
+        named += named_problems({'mpi_mca_params': setting('mpi_mca_params'),
+                                 'mpi_mca_params_extra': setting('mpi_mca_params_extra')}, 'mca_param')
+    return named
+
+
+def _validate_problems(setting):
+    settings = dict((name, setting(name)) for name in VALIDATE_SETTINGS)
+    # check_inventory.yml checks the nodes of the validation's group: membership is not in question here
+    settings['in_group'] = True
+    try:
+        return threshold_inputs(settings)['problems']
+    except ValueError as error:
+        return [str(error)]
 
 
 def node_problems(variables, nodes, options):
@@ -41,15 +97,12 @@ def node_problems(variables, nodes, options):
             sysctl = dict(setting('os_base_sysctl') or {}, **(setting('os_base_sysctl_extra') or {}))
             problems.extend('os_base on %s: %s' % (host, p) for p in tuning_problems(
                 setting('os_base_memlock'), setting('os_base_nofile'), sysctl, setting('os_base_ntp_servers') or []))
-        for names, owned, private in ((OWNED_DIRS, True, False), (OWNED_FILES, False, False),
-                                      (PRIVATE_DIRS, True, True)):
-            for name in names:
-                if name in options and own.get(name) is not None:
-                    problem = path_problem(own[name], owned=owned, private=private)
-                    if problem:
-                        problems.append('%s on %s: %s' % (name, host, problem))
-        for index, pattern in enumerate(own.get('ssh_trust_authorized_from') or [] if 'ssh_trust_authorized_from' in options else []):
-            problem = from_pattern_problem(pattern)
-            if problem:
-                problems.append('ssh_trust_authorized_from[%d] on %s: %s' % (index, host, problem))
+        problems.extend('%s on %s: %s' % (name, host, problem) for name, problem in _path_and_url_problems(own, setting, options)
+                        if problem)
+        problems.extend('%s on %s: %s' % (name, host, problem) for name, problem in _string_problems(own, setting, options))
+        # peers' known_hosts lists the node under it: one field of a line
+        if own.get('ansible_host') is not None and address_or_hostname_problem(own['ansible_host']):
+            problems.append('ansible_host on %s: %s' % (host, address_or_hostname_problem(own['ansible_host'])))
+        if 'validate_iters' in options:
+            problems.extend('validate on %s: %s' % (host, p) for p in _validate_problems(setting))
     return problems

@@ -46,7 +46,7 @@ def settings_problems(memlock, nofile, sysctl, ntp_servers):
         problems.append('os_base_sysctl and os_base_sysctl_extra must be mappings of parameter to value')
         sysctl = {}
     for key, value in sysctl.items():
-        if not isinstance(key, str) or not _SYSCTL_KEY.match(key):
+        if not isinstance(key, str) or not _SYSCTL_KEY.fullmatch(key):
             problems.append('kernel parameter %s is not a sysctl name (dot-separated, as in net.ipv4.ip_forward)'
                             % json.dumps(key))
         elif isinstance(value, bool) or not isinstance(value, (int, str)) or str(value).strip() == '':
@@ -57,7 +57,7 @@ def settings_problems(memlock, nofile, sysctl, ntp_servers):
         problems.append('os_base_ntp_servers must be a list of host names or addresses')
         ntp_servers = []
     for index, server in enumerate(ntp_servers):
-        if not (isinstance(server, str) and _IP_ADDRESS.match(server)) and hostname_problem(server):
+        if not (isinstance(server, str) and _IP_ADDRESS.fullmatch(server)) and hostname_problem(server):
             problems.append('os_base_ntp_servers[%d] %s is not a host name or IP address' % (index, json.dumps(server)))
     return problems
 

@@ -59,7 +59,7 @@ def _path_problems(path, at):
 def _src_problems(mount, src, at):
     if mount['fstype'] in NFS_TYPES and not _NFS_SRC.match(src):
         return ['%s.src %s is not server:/export' % (at, src)]
-    if mount['fstype'] == 'lustre' and not _LUSTRE_SRC.match(src):
+    if mount['fstype'] == 'lustre' and not _LUSTRE_SRC.fullmatch(src):
         return ['%s.src %s is not nid@net:/fsname' % (at, src)]
     return []
 

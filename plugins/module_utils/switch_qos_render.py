@@ -65,7 +65,7 @@ def check_ports(ports):
     if not isinstance(ports, (list, tuple)) or not ports:
         raise PolicyError(['%s: must be a non-empty list of port names, got %r' % (PORTS_VARIABLE, ports)])
     errors = ['%s: %r is not a port name' % (PORTS_VARIABLE, port) for port in ports
-              if not isinstance(port, str) or not _PORT_NAME.match(port)]
+              if not isinstance(port, str) or not _PORT_NAME.fullmatch(port)]
     duplicates = sorted(set(port for port in ports if list(ports).count(port) > 1), key=str)
     if duplicates:
         errors.append('%s: %s listed more than once' % (PORTS_VARIABLE, ', '.join(map(str, duplicates))))

@@ -219,6 +219,11 @@ def _setting_problems(settings, mode, min_bytes, max_bytes, size_floor):
     min_busbw = settings.get('validate_allreduce_min_busbw_gbs')
     if min_busbw is not None and _number(min_busbw, 'validate_allreduce_min_busbw_gbs') < 0:
         problems.append('validate_allreduce_min_busbw_gbs=%s is below zero' % (min_busbw,))
+    elif min_busbw is not None and _number(min_busbw, 'validate_allreduce_min_busbw_gbs') == 0 \
+            and settings.get('validate_allow_zero_threshold') is not True:
+        # a zero threshold passes any fabric, TCP fallback included: a careless value must not look like a proof
+        problems.append('validate_allreduce_min_busbw_gbs=0 lets any bandwidth pass; set '
+                        'validate_allow_zero_threshold: true to check correctness only')
     if mode not in THRESHOLD_MODES:
         problems.append('validate_threshold_mode=%s must be one of %s'
                         % (settings.get('validate_threshold_mode'), ', '.join(THRESHOLD_SETTING_MODES)))

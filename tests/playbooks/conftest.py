@@ -49,6 +49,22 @@ def playbook():
     return run
 
 
+@pytest.fixture
+def local_play(tmp_path, playbook):
+    """Run a play on one host, ``name``, that connects to this machine; return (rc, combined output).
+
+    ``run(name, tasks, *args, **host_vars)``: ``tasks`` is the YAML of the play's tasks (indented by four spaces),
+    ``args`` more ansible-playbook arguments (``-vvv``, ``--check``).
+    """
+    def run(name, tasks, *args, **host_vars):
+        host_vars.update(ansible_connection='local', ansible_python_interpreter=sys.executable)
+        (tmp_path / 'hosts.yml').write_text(yaml.safe_dump({'all': {'hosts': {name: host_vars}}}))
+        (tmp_path / 'play.yml').write_text(f'- name: Run tasks on {name}\n  hosts: all\n  gather_facts: false\n'
+                                           '  tasks:\n' + tasks)
+        return playbook(tmp_path / 'hosts.yml', tmp_path / 'play.yml', *args)
+    return run
+
+
 # Distribution facts as setup reports them, per supported OS (and one the roles refuse).
 OS_FACTS = {
     'debian11': {'distribution': 'Debian', 'distribution_major_version': '11', 'distribution_version': '11.11',

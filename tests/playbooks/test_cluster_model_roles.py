@@ -7,9 +7,11 @@ the GPUs are injected with hpcfabric.cluster.gpu_topology_facts on recorded nvid
 driver would have gathered them before the hostfile is written.
 """
 from __future__ import annotations
+
 import re
 import sys
 
+import pytest
 import yaml
 
 from checkout import ROOT
@@ -44,6 +46,20 @@ def mpi_checks_play(tmp_path, role_vars):
     - ansible.builtin.debug:
         msg: "JOBENV {{ inventory_hostname }} {{ cluster_model_plan.nodes[inventory_hostname].job_env | to_json }}"
 """ % role_vars)
+
+
+def role_checks_play(tmp_path, role):
+    """A role's own first checks (tasks/assert.yml) on every node; the storage role's read its per-OS variables."""
+    return write_play(tmp_path, """
+- hosts: gpu_nodes
+  gather_facts: false
+  tasks:
+    - ansible.builtin.include_role:
+        name: hpcfabric.cluster.%s
+        tasks_from: "{{ item }}"
+        public: true
+      loop: %s
+""" % (role, '[set_vars.yml, assert.yml]' if role == 'storage' else '[assert.yml]'))
 
 
 def test_mpi_role_checks_pass_on_the_example_inventory_as_shipped(inventory, playbook, tmp_path):
@@ -121,15 +137,7 @@ def test_roles_used_alone_refuse_directories_they_would_take_over(inventory, pla
         validate_work_dir='/tmp', ssh_trust_key_dir='/tmp/cluster-key', ssh_trust_authorized_from=['10.0.0.0/8', '*']))
     said = {}
     for role in ('validate', 'ssh_trust'):
-        play = write_play(tmp_path, """
-- hosts: gpu_nodes
-  gather_facts: false
-  tasks:
-    - ansible.builtin.include_role:
-        name: hpcfabric.cluster.%s
-        tasks_from: assert.yml
-""" % role)
-        rc, out = playbook(inventory.path, str(play))
+        rc, out = playbook(inventory.path, str(role_checks_play(tmp_path, role)))
         assert rc != 0, out
         said[role] = ' '.join(out.split())
         assert re.search(r'b300-01 *: ok=\d+ .*failed=0', out), out
@@ -138,3 +146,26 @@ def test_roles_used_alone_refuse_directories_they_would_take_over(inventory, pla
             "would take over") in said['validate']
     assert ("ssh_trust on b300-02: ssh_trust_key_dir '/tmp/cluster-key' is under a directory every user can write "
             "to, which no secret belongs in; ssh_trust_authorized_from[1] '*' is not an address") in said['ssh_trust']
+
+
+@pytest.mark.parametrize('role, values, message', [
+    ('ssh_trust', {'ssh_trust_user': 'root'},
+     "ssh_trust on b300-02: ssh_trust_user 'root' would let every node's root log in to every other without a "
+     "password; run MPI jobs as an ordinary account, or set ssh_trust_allow_root: true"),
+    ('storage', {'storage_lnet_networks': ['o2ib0(ib0)"\ninstall lnet /bin/sh']},
+     "storage on b300-02: storage_lnet_networks[0] 'o2ib0(ib0)\"\\ninstall lnet /bin/sh' is not an LNet network"),
+    ('mpi', {'mpi_mca_params_extra': {'btl': 'tcp\nplm_rsh_agent = /tmp/x'}},
+     "mpi on b300-02: mpi_mca_params_extra btl: the value 'tcp\\nplm_rsh_agent = /tmp/x' is empty or holds a line break"),
+    ('validate', {'validate_allreduce_min_busbw_gbs': 0},
+     'b300-02: validate_allreduce_min_busbw_gbs=0 lets any bandwidth pass; set validate_allow_zero_threshold: true'),
+], ids=['ssh_trust root', 'storage LNet', 'mpi MCA', 'validate zero threshold'])
+def test_roles_used_alone_refuse_strings_and_values_check_inventory_refuses(
+        inventory, playbook, tmp_path, role, values, message):
+    local_nodes(inventory)
+    if role == 'ssh_trust':
+        inventory.edit('group_vars/gpu_nodes.yml', lambda data: data.update(values))
+    else:
+        inventory.edit('host_vars/b300-02.yml', lambda data: data.update(values))
+    rc, out = playbook(inventory.path, str(role_checks_play(tmp_path, role)))
+    assert rc != 0, out
+    assert message in ' '.join(out.split()), out

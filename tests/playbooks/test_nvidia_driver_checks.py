@@ -16,6 +16,8 @@ H100 = ('0x10de', '0x030200', '0x2330')
 NVSWITCH = ('0x10de', '0x068000', '0x22a3')
 V100 = ('0x10de', '0x030200', '0x1db1')
 NIC = ('0x15b3', '0x020000', '0x1021')
+# a site's own mirror of the CUDA repository on a private network, without TLS
+MIRROR = 'http://mirror.cluster.internal/cuda/ubuntu2404/x86_64/'
 
 # the checks, then what the role would go on with (written only by a host that passed them)
 CHECKS = """    - name: Run the role's checks
@@ -66,6 +68,10 @@ PASSES = {
                                   'nvidia_driver_cuda_versions': ['12.8']}),
     'nogpu_skip': ('debian12', [NIC], {'nvidia_driver_no_gpu_action': 'skip'}),
     'nogpu_install': ('debian12', [], {'nvidia_driver_no_gpu_action': 'install'}),
+    # a site's mirror on a private network without TLS, allowed; a local one needs no allowance
+    'http_mirror': ('ubuntu2404', [H100], {'nvidia_driver_repo_url': MIRROR, 'nvidia_driver_allow_http': True}),
+    'file_mirror': ('rocky9', [H100], {'nvidia_driver_repo_url': 'file:///srv/mirror/cuda/rhel9/x86_64/',
+                                       'nvidia_driver_keyring_url': 'file:///srv/mirror/cuda/D42D0685.pub'}),
 }
 
 
@@ -106,6 +112,13 @@ REFUSALS = {
     'peermem_without_ofed': ('debian12', [H100], {'nvidia_driver_gpudirect': 'peermem'},
                              'nvidia_driver_gpudirect on peermem_without_ofed: nvidia-peermem needs the peer-memory API '
                              'of MLNX_OFED or DOCA-OFED'),
+    'repo_plain_http': ('ubuntu2404', [H100], {'nvidia_driver_repo_url': MIRROR},
+                        "nvidia_driver on repo_plain_http: nvidia_driver_repo_url '%s' is plain HTTP: what it serves "
+                        "could be replaced on the way; use https://, or set nvidia_driver_allow_http: true" % MIRROR),
+    'keyring_ftp': ('debian12', [H100], {'nvidia_driver_keyring_url': 'ftp://mirror/cuda-keyring_1.1-1_all.deb',
+                                         'nvidia_driver_allow_http': True},
+                    "nvidia_driver on keyring_ftp: nvidia_driver_keyring_url 'ftp://mirror/cuda-keyring_1.1-1_all.deb' "
+                    "is not an http:// or https:// URL with a host"),
     'no_pci_directory': ('debian12', [H100], {'nvidia_driver_pci_devices_dir': '/nonexistent/pci'},
                          'no such directory: /nonexistent/pci'),
     # the per-OS dispatch: each message names what only that OS's variable files hold

@@ -18,6 +18,8 @@ SYSFS = ROOT / 'tests' / 'unit' / 'fixtures' / 'sysfs'
 SUPPORTED = ['debian12', 'debian13', 'ubuntu2204', 'ubuntu2404', 'rhel8', 'rhel9', 'rocky9']
 DOCA_BASE = 'https://linux.mellanox.com/public/repo/doca/2.9.1'
 DOCA_KEY = 'https://linux.mellanox.com/public/repo/doca/GPG-KEY-Mellanox.pub'
+# a site's own mirror on a private network, without TLS
+MIRROR = 'http://mirror.cluster.internal/doca/2.9.1'
 
 # the role's per-OS variables, loaded as the role loads them
 LOAD = """    - name: Load the role's per-OS variables
@@ -78,7 +80,17 @@ GOOD_DOCA = {'rdma_stack': 'doca', 'rdma_doca_repo_url': DOCA_BASE + '/ubuntu24.
     ({'rdma_stack': 'doca'},
      "ubuntu2404: rdma_stack doca needs rdma_doca_repo_url, the DOCA-OFED repository of this OS and architecture"),
     (dict(GOOD_DOCA, rdma_doca_repo_url='linux.mellanox.com/public/repo/doca/'),
-     "ubuntu2404: rdma_stack doca needs rdma_doca_repo_url"),
+     "ubuntu2404: rdma_doca_repo_url 'linux.mellanox.com/public/repo/doca/' is not an https:// URL with a host"),
+    (dict(GOOD_DOCA, rdma_doca_repo_url=MIRROR + '/'),
+     "ubuntu2404: rdma_doca_repo_url '%s/' is plain HTTP: what it serves could be replaced on the way; use https://, "
+     "or set rdma_allow_http: true" % MIRROR),
+    (dict(GOOD_DOCA, rdma_doca_repo_key_url=MIRROR + '/GPG-KEY-Mellanox.pub'),
+     "ubuntu2404: rdma_doca_repo_key_url '%s/GPG-KEY-Mellanox.pub' is plain HTTP" % MIRROR),
+    (dict(GOOD_DOCA, rdma_doca_repo_url=DOCA_BASE + '/ubuntu24.04/x86_64/\ndeb [trusted=yes] http://evil/ ./'),
+     "ubuntu2404: rdma_doca_repo_url '%s/ubuntu24.04/x86_64/\\ndeb [trusted=yes] http://evil/ ./' holds a blank, quote"
+     % DOCA_BASE),
+    (dict(GOOD_DOCA, rdma_doca_repo_url='https://mirror:s3cret@mirror.example.com/doca/'),
+     "ubuntu2404: rdma_doca_repo_url 'https://***@mirror.example.com/doca/' holds credentials"),
     (dict(GOOD_DOCA, rdma_doca_repo_key_url=None),
      'ubuntu2404: rdma_doca_repo_url needs its signing key from exactly one of rdma_doca_repo_key_url and '
      'rdma_doca_repo_key_src'),
@@ -86,20 +98,32 @@ GOOD_DOCA = {'rdma_stack': 'doca', 'rdma_doca_repo_url': DOCA_BASE + '/ubuntu24.
      'ubuntu2404: rdma_doca_repo_url needs its signing key from exactly one of rdma_doca_repo_key_url and '
      'rdma_doca_repo_key_src'),
     (dict(GOOD_DOCA, rdma_doca_repo_key_url='GPG-KEY-Mellanox.pub'),
-     'ubuntu2404: rdma_doca_repo_key_url must be an http, https or file URL'),
+     "ubuntu2404: rdma_doca_repo_key_url 'GPG-KEY-Mellanox.pub' is not an https:// URL"),
     (dict(GOOD_DOCA, rdma_doca_packages=[]), 'ubuntu2404: rdma_doca_packages is empty'),
     ({'rdma_roce_modules': ['ib_umad', 'rdma_ucm; rm -rf /']},
      "ubuntu2404: rdma_roce_modules must hold kernel module names only"),
-], ids=['doca-repo-with-inbox', 'doca-without-repo', 'repo-not-a-url', 'no-key', 'two-keys', 'key-not-a-url',
-        'no-doca-packages', 'bad-module-name'])
+], ids=['doca-repo-with-inbox', 'doca-without-repo', 'repo-not-a-url', 'repo-plain-http', 'key-plain-http',
+        'repo-with-a-second-line', 'repo-with-credentials', 'no-key', 'two-keys', 'key-not-a-url', 'no-doca-packages',
+        'bad-module-name'])
 def test_bad_settings_are_refused_naming_variable_and_host(os_play, settings, message):
     run = os_play(CHECKS, on('ubuntu2404'), **settings)
     assert run.rc != 0
     assert any(message in msg for msg in run.failed), run.failed
+    # a password in a URL is refused without being repeated
+    assert not [msg for msg in run.failed + run.said if 's3cret' in msg]
 
 
 def test_good_doca_settings_pass(os_play):
     run = os_play(CHECKS, on('ubuntu2404'), **GOOD_DOCA)
+    assert run.rc == 0, run.failed
+
+
+def test_a_plain_http_mirror_passes_with_rdma_allow_http_and_a_local_one_without(os_play):
+    run = os_play(CHECKS, on('ubuntu2404'), rdma_stack='doca', rdma_doca_repo_url=MIRROR + '/ubuntu24.04/x86_64/',
+                  rdma_doca_repo_key_url=MIRROR + '/GPG-KEY-Mellanox.pub', rdma_allow_http=True)
+    assert run.rc == 0, run.failed
+    run = os_play(CHECKS, on('ubuntu2404'), rdma_stack='doca', rdma_doca_repo_url='file:///srv/mirror/doca/',
+                  rdma_doca_repo_key_url='file:///srv/mirror/doca/GPG-KEY-Mellanox.pub')
     assert run.rc == 0, run.failed
 
 

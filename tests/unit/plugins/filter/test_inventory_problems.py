@@ -4,10 +4,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+import yaml
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.hpcfabric.cluster.plugins.filter.inventory_problems import FilterModule
+from ansible_collections.hpcfabric.cluster.plugins.filter.inventory_problems import ROLE_FACTS, FilterModule
+
+ROOT = Path(__file__).resolve().parents[4]
 
 inventory_problems = FilterModule().filters()['inventory_problems']
 
@@ -80,3 +85,38 @@ def test_each_step_runs_only_when_the_one_before_found_nothing():
     assert mtu['arguments'] == [] and mtu['cluster_model'] == []
     assert mtu['roce_policy'] == ['fabric_network_interfaces[0].mtu on n1: 9216 is above the switch port MTU 9214 '
                                   '(roce_qos_policy.mtu.switch)']
+
+
+def test_a_variable_with_a_role_prefix_that_no_role_declares_is_reported_with_the_closest_name():
+    hostvars = {'n1': {'fabric_network_mtus': 9000, 'mpi_flavour': 'distro', 'mpiuser': 'x', 'site_mpi_x': 1},
+                'leaf': {'switch_qos_port': ['swp1'], 'switch_qos_platform': 'sonic', 'switch_qos_ports': ['Ethernet0']}}
+    problems = inventory_problems(hostvars, ['n1'], ['leaf'], ['mpi', 'fabric_network'], ['switch_qos'])['arguments']
+    assert problems == [
+        'fabric_network_mtus on n1: no hpcfabric.cluster role has this variable (did you mean fabric_network_mtu?)',
+        'switch_qos_port on leaf: no hpcfabric.cluster role has this variable (did you mean switch_qos_ports?)']
+
+
+def test_the_facts_roles_set_are_not_reported():
+    hostvars = {'n1': dict((name, {}) for name in ROLE_FACTS)}
+    assert inventory_spec_problems(hostvars, ['n1'], ['cluster_model', 'mpi', 'nvidia_driver', 'rdma']) == []
+
+
+def role_task_facts():
+    """The public variables the roles' tasks set with set_fact, read from the task files."""
+    found = set()
+
+    def walk(tasks):
+        for task in tasks or []:
+            if isinstance(task, dict):
+                for key in ('block', 'rescue', 'always'):
+                    walk(task.get(key))
+                facts = task.get('ansible.builtin.set_fact')
+                if isinstance(facts, dict):
+                    found.update(name for name in facts if not name.startswith('_') and name != 'cacheable')
+    for path in sorted((ROOT / 'roles').glob('*/tasks/*.yml')):
+        walk(yaml.safe_load(path.read_text()))
+    return found
+
+
+def test_role_facts_lists_every_public_fact_a_role_sets():
+    assert role_task_facts() == set(ROLE_FACTS)

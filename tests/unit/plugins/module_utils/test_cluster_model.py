@@ -123,8 +123,8 @@ def test_cuda_aware_mpi_needs_cuda_transports_in_ucx_tls(fixture_path):
 
 @pytest.mark.parametrize('extra, message', [
     ({'A B': '1'}, "mpi_env_extra on gpu01: 'A B' is not an environment variable name"),
-    ({'X': 'a;b'}, 'mpi_env_extra.X on gpu01: the value may not hold a newline or ";"'),
-    ({'X': 'a\nUCX_TLS=tcp'}, 'mpi_env_extra.X on gpu01: the value may not hold a newline or ";"'),
+    ({'X': 'a;b'}, 'mpi_env_extra.X on gpu01: the value may not hold a line break, control character or ";"'),
+    ({'X': 'a\nUCX_TLS=tcp'}, 'mpi_env_extra.X on gpu01: the value may not hold a line break, control character or ";"'),
 ])
 def test_env_extra_that_would_break_a_launch_path_is_refused(fixture_path, extra, message):
     model = build_model({'gpu01': pod_node(fixture_path, mpi_env_extra=extra)}, ['gpu01'])

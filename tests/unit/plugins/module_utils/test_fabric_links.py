@@ -26,7 +26,9 @@ def test_by_name_and_by_mac_in_any_case(ip_link):
         {'mac': '02:FC:00:00:00:01', 'address': '10.100.1.11/24', 'rail': 1, 'mtu': 4200,
          'routes': [{'to': '10.200.0.0/16', 'via': '10.100.1.1'}]},
     ]
-    assert resolve_interfaces(interfaces, ip_link, 9000) == {
+    resolved = resolve_interfaces(interfaces, ip_link, 9000)
+    del resolved['netplan']
+    assert resolved == {
         'interfaces': [
             {'name': 'veth35979a5e', 'address': '10.100.0.11/24', 'rail': 0, 'mtu': 9000, 'routes': []},
             {'name': 'eth0', 'mac': '02:FC:00:00:00:01', 'address': '10.100.1.11/24', 'rail': 1, 'mtu': 4200,
@@ -55,7 +57,8 @@ def test_missing_interfaces_are_named_as_the_inventory_gives_them(ip_link):
 
 
 def test_no_interfaces(ip_link):
-    assert resolve_interfaces([], ip_link, 9000) == {'interfaces': [], 'missing': [], 'present': LINKS}
+    assert resolve_interfaces([], ip_link, 9000) == {'interfaces': [], 'missing': [], 'present': LINKS, 'netplan': {
+        'network': {'version': 2, 'renderer': 'networkd', 'ethernets': {}}}}
 
 
 def test_the_rule_is_the_cluster_models():
@@ -78,3 +81,19 @@ def test_output_that_is_not_ip_json_is_named(text, message):
 def test_entries_must_be_mappings(ip_link):
     with pytest.raises(TypeError, match='entries must be mappings'):
         resolve_interfaces(['eth0'], ip_link, 9000)
+
+
+def test_the_netplan_document_holds_the_interfaces_the_host_has(ip_link):
+    wanted = [{'name': 'veth35979a5e', 'address': '10.100.0.11/24'},
+              {'mac': '02:FC:00:00:00:01', 'address': '10.100.1.11/24', 'mtu': 4200,
+               'routes': [{'to': '10.200.0.0/16', 'via': '10.100.1.1'}]},
+              {'name': 'ib7', 'address': '10.100.7.11/24'}]
+    netplan = resolve_interfaces(wanted, ip_link, 9000)['netplan']
+    ethernets = netplan['network']['ethernets']
+    assert (netplan['network']['version'], netplan['network']['renderer'], sorted(ethernets)) == (
+        2, 'networkd', ['eth0', 'veth35979a5e'])
+    assert ethernets['veth35979a5e'] == {'mtu': 9000, 'dhcp4': False, 'dhcp6': False, 'link-local': [], 'optional': True,
+                                        'addresses': ['10.100.0.11/24']}
+    assert ethernets['eth0']['match'] == {'macaddress': '02:fc:00:00:00:01'}
+    assert (ethernets['eth0']['set-name'], ethernets['eth0']['mtu']) == ('eth0', 4200)
+    assert ethernets['eth0']['routes'] == [{'to': '10.200.0.0/16', 'via': '10.100.1.1'}]

@@ -1,13 +1,18 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright (c) hpcfabric maintainers
-"""The path and from= pattern rules of input_syntax (the names, MACs and interface rules run through the hostile
-inventory table, tests/unit/plugins/filter/test_hostile_inventory.py)."""
+"""The rules of input_syntax one by one (the names, MACs and interface rules also run through the hostile inventory
+table, tests/unit/plugins/filter/test_hostile_inventory.py)."""
 from __future__ import annotations
+
+import shutil
+import subprocess
 
 import pytest
 
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.input_syntax import (
-    from_pattern_problem, from_pattern_problems, path_problem, path_problems)
+    account_problem, authorized_key_options, from_pattern_problem, hostname_problem, input_problems, label_problem,
+    lnet_network_problem, mac_problem, mca_param_problem, named_problems, path_problem, path_problems, tcl_quote,
+    ucx_device_problem, ucx_transport_problem, url_problem, url_problems)
 
 
 @pytest.mark.parametrize('path', ['/var/tmp/hpcfabric-validate', '/opt/hpcx-v2.21', '/data/ckpt@run_1',
@@ -65,7 +70,179 @@ def test_path_problems_name_each_variable_in_order():
         path_problems(['/tmp'])
 
 
-def test_from_pattern_problems_name_each_entry_by_index():
-    assert [p.split(' ')[0] for p in from_pattern_problems(['10.0.0.0/8', '*', 'login01', '!x'])] == ['[1]', '[3]']
+def test_input_problems_label_each_entry_and_skip_unset_values():
+    problems = input_problems({'f': ['10.0.0.0/8', '*', 'login01', '!x'], 'g': None}, 'from_pattern')
+    assert [p.split(' ')[0] for p in problems] == ['f[1]', 'f[3]']
+    assert named_problems({'m': {'btl': 'tcp', 'Bad': 1}}, 'mca_param') == [
+        ('m', "'Bad' is not an MCA parameter name (lower-case letters, digits and _)")]
+    with pytest.raises(ValueError, match='values must be a mapping'):
+        input_problems(['x'], 'account')
+    with pytest.raises(ValueError, match="rule must be one of .* got 'sh'"):
+        input_problems({'x': 'y'}, 'sh')
+
+
+@pytest.mark.parametrize('value', ['mpiuser', 'hpc_user', '_svc', 'a' * 32])
+def test_login_names_pass(value):
+    assert account_problem(value) is None
+
+
+@pytest.mark.parametrize('value', ['Mpiuser', '1user', '-user', 'mpi user', 'mpiuser\n', 'a' * 33, '', None, 'us;er'])
+def test_bad_login_names_are_refused(value):
+    assert 'is not a login name' in account_problem(value)
+
+
+def test_root_needs_the_opt_in_named_in_the_message():
+    assert 'set ssh_trust_allow_root: true' in account_problem('root', allow_variable='ssh_trust_allow_root')
+    assert account_problem('root', allow_root=True) is None
+
+
+@pytest.mark.parametrize('value', ['o2ib0(ib0)', 'o2ib(ens1f0np0)', 'tcp1(eth0,eth1)', 'tcp0(eth0)[0,1]', 'kfi(cxi0)'])
+def test_lnet_networks_pass(value):
+    assert lnet_network_problem(value) is None
+
+
+@pytest.mark.parametrize('value', ['o2ib0', 'o2ib0()', 'udp0(eth0)', 'o2ib0(ib0,)', 'tcp0(eth0)\n', 'o2ib0(ib0)[x]',
+                                   'o2ib0(ib0)"\ninstall lnet /bin/sh', 'O2IB0(ib0)', 'tcp0(eth 0)', 7])
+def test_bad_lnet_networks_are_refused(value):
+    assert lnet_network_problem(value) is not None
+
+
+@pytest.mark.parametrize('value, problem', [
+    ('mlx5_0:1', False), ('ens1f0np0', False), ('all', False), ('mlx5_0:1\n', True), ('mlx5_0:1,mlx5_1:1', True),
+    ('mlx5_0:1;UCX_TLS=tcp', True), ('', True)])
+def test_ucx_devices(value, problem):
+    assert (ucx_device_problem(value) is not None) == problem
+
+
+@pytest.mark.parametrize('value, problem', [
+    ('rc', False), ('cuda_copy', False), ('^tcp', False), ('rc,ud', True), ('tcp\n', True), ('TCP', True), ('', True)])
+def test_ucx_transports(value, problem):
+    assert (ucx_transport_problem(value) is not None) == problem
+
+
+@pytest.mark.parametrize('name, value, problem', [
+    ('btl', '^openib,tcp', False), ('mpi_yield_when_idle', 1, False), ('pml_ucx_tls', 'any', False),
+    ('btl', 'tcp\npml = ob1', True), ('btl ', 'tcp', True), ('Btl', 'tcp', True), ('btl', '', True),
+    ('btl', ['tcp'], True), ('btl', None, True)])
+def test_mca_params(name, value, problem):
+    assert (mca_param_problem(name, value) is not None) == problem
+
+
+@pytest.mark.parametrize('rule, value', [(label_problem, 'node01\n'), (hostname_problem, 'node01.example.com\n'),
+                                         (mac_problem, '58:a2:e1:00:00:01\n')])
+def test_a_trailing_line_break_is_refused(rule, value):
+    assert rule(value) is not None
+
+
+@pytest.mark.parametrize('value', ['rc,ud', '[exec id]', '$HOME', 'a"b', 'back\\slash', '{brace', 'semi;colon',
+                                   '/opt/x y', 9000])
+def test_tcl_quote_reads_back_in_tclsh_as_the_same_string(value):
+    # tclsh: make setup installs tcl, the language Environment Modules reads modulefiles in
+    script = 'puts -nonewline %s' % tcl_quote(value)
+    run = subprocess.run([shutil.which('tclsh') or 'tclsh'], input=script, capture_output=True, text=True, check=False)
+    assert (run.returncode, run.stdout) == (0, str(value)), run.stderr
+
+
+def test_tcl_quote_refuses_a_line_break():
+    with pytest.raises(ValueError, match='one printable line'):
+        tcl_quote('a\nputs hi')
+
+
+def test_authorized_key_options_are_built_from_checked_sources():
+    assert authorized_key_options(['10.100.0.0/16', '10.10.0.11', 'login01.example.org']) == \
+        'from="10.100.0.0/16,10.10.0.11,login01.example.org"'
+    assert authorized_key_options([]) is None
+    for bad in (['10.0.0.0/8",command="/bin/sh'], ['*'], ['10.0.0.1,*'], ['!10.0.0.1']):
+        with pytest.raises(ValueError, match='is not an address, CIDR network or host name'):
+            authorized_key_options(bad)
     with pytest.raises(ValueError, match='must be a list'):
-        from_pattern_problems('10.0.0.0/8')
+        authorized_key_options('10.0.0.0/8')
+
+
+@pytest.mark.parametrize('url', [
+    'https://linux.mellanox.com/public/repo/doca/2.9.1/ubuntu24.04/x86_64/',
+    'https://developer.download.nvidia.com/compute/cuda/repos/debian12/x86_64/cuda-keyring_1.1-1_all.deb',
+    'https://mirror.example.com:8443/hpcx/hpcx-v2.22-gcc-doca_ofed-ubuntu24.04-cuda12-x86_64.tbz',
+    'https://10.0.0.5/doca/', 'https://[fd00::5]:443/doca/', 'https://mirror', 'HTTPS://Mirror.Example.com/x',
+    'https://objects.example.com/hpcx.tbz?X-Expires=3600&X-Sig=ab%2Fcd', 'file:///srv/mirror/doca/', 'file:/srv/mirror/',
+])
+def test_https_and_local_urls_pass(url):
+    assert url_problem(url) is None
+
+
+@pytest.mark.parametrize('url, rule', [
+    # plain HTTP, unless allowed
+    ('http://mirror.example.com/doca/', 'is plain HTTP: what it serves could be replaced on the way; use https://'),
+    ('HTTP://mirror/x', 'is plain HTTP'),
+    # not a URL a role can fetch from
+    ('ftp://mirror.example.com/doca/', 'is not an https:// URL with a host, nor a file: URL'),
+    ('mirror.example.com/doca/', 'is not an https:// URL with a host'), ('/srv/mirror', 'is not an https:// URL'),
+    ('javascript:alert(1)', 'is not an https:// URL'), ('git+https://h/x', 'is not an https:// URL'),
+    # one line, one URL: what would reach an apt source as a line or an option of its own
+    ('https://h/doca/\ndeb [trusted=yes] http://evil/ ./', 'holds a blank, quote'),
+    ('https://h/doca/ ./\nTrusted: yes', 'holds a blank, quote'), ('https://h/a b', 'holds a blank, quote'),
+    ('https://h/\t', 'holds a blank, quote'), ('https://h/\r', 'holds a blank, quote'),
+    ('https://h/\x00', 'holds a blank, quote'), ('https://h/\x7f', 'holds a blank, quote'),
+    ('https://h/"x', 'holds a blank, quote'), ("https://h/x'", 'holds a blank, quote'), ('https://h/a\\b', 'holds a blank'),
+    ('https://h/`id`', 'holds a blank'), ('https://h/<x>', 'holds a blank'), ('https://h/{x}', 'holds a blank'),
+    ('https://h/a|b', 'holds a blank'), ('https://h/a^b', 'holds a blank'), ('https://h/\u00e9', 'non-ASCII'),
+    ('https://h/\u00a0', 'non-ASCII'), ('https://h/x#frag', 'holds a fragment (#)'),
+    # the host and port
+    ('https:///doca/', 'has no valid host after https://'), ('https:/doca/', 'has no valid host'),
+    ('https://', 'has no valid host'), ('https://bad_host/x', 'has no valid host'), ('https://-h/x', 'has no valid host'),
+    ('https://h:0/', 'has no valid host'), ('https://h:65536/', 'has no valid host'), ('https://h:/x', 'has no valid host'),
+    ('https://h:x/', 'has no valid host'), ('https://[zz]/x', 'has no valid host'), ('https://[fd00::1/x', 'has no valid host'),
+    ('https://h:1:2/', 'has no valid host'),
+    # file: is a path on the node
+    ('file://mirror/srv/doca/', 'is not a file: URL of an absolute path on the node'),
+    ('file:srv/doca', 'is not a file: URL of an absolute path'), ('file:', 'is not a file: URL of an absolute path'),
+    # not a string
+    ('', 'must be a non-empty string'), (None, 'must be a non-empty string'), (443, 'must be a non-empty string'),
+])
+def test_urls_that_cannot_be_trusted_or_break_a_file_are_refused_with_the_rule(url, rule):
+    assert rule in url_problem(url)
+
+
+def test_plain_http_passes_when_allowed_and_the_message_names_the_allowing_variable():
+    assert url_problem('http://mirror.cluster.internal:8080/doca/', allow_http=True) is None
+    assert url_problem('http://mirror/x', allow_http='yes') is None
+    assert url_problem('http://mirror/x', allow_http='false').startswith("'http://mirror/x' is plain HTTP")
+    assert url_problem('http://mirror/x', allow_variable='rdma_allow_http') == (
+        "'http://mirror/x' is plain HTTP: what it serves could be replaced on the way; use https://, or set "
+        "rdma_allow_http: true for a mirror on a private network without TLS")
+    assert url_problem('http://mirror/x').endswith('use https://')
+    # allowing http allows nothing else
+    assert 'is not an http:// or https:// URL with a host' in url_problem('ftp://mirror/x', allow_http=True)
+    assert 'has no valid host after http://' in url_problem('http://bad_host/x', allow_http=True)
+    assert 'holds a blank' in url_problem('http://mirror/x\n[trusted=yes]', allow_http=True)
+    with pytest.raises(TypeError):
+        url_problem('http://mirror/x', allow_http='maybe')
+
+
+@pytest.mark.parametrize('url', ['https://user:s3cret@mirror.example.com/doca/', 'https://token@mirror/x',
+                                 'http://u:s3cret@mirror/x', 'ftp://u:s3cret@mirror/x', 'file://u@/srv/x',
+                                 'https://u:s3cret@mirror/x\n', 'https://a@b:s3cret@mirror/x'])
+def test_credentials_in_a_url_are_refused_without_being_repeated(url):
+    problem = url_problem(url, allow_http=True)
+    assert 'holds credentials (user@ before the host), which would be logged and written to files' in problem
+    assert 's3cret' not in problem and 'user' not in problem.split('holds')[0]
+    assert problem.startswith("'%s//***@" % url.split('//')[0])
+
+
+def test_an_at_sign_after_the_host_is_no_credential():
+    assert url_problem('https://mirror/pkgs/@latest/x.tbz') is None
+
+
+def test_url_problems_name_each_variable_in_order_and_skip_unset_ones():
+    urls = {'mpi_hpcx_url': None, 'mpi_source_ucx_url': 'http://mirror/ucx.tar.gz',
+            'mpi_source_ompi_url': 'https://mirror/ompi.tar.gz', 'mpi_other_url': 'mirror/x'}
+    assert url_problems(urls, False, 'mpi_allow_http') == [
+        "mpi_source_ucx_url 'http://mirror/ucx.tar.gz' is plain HTTP: what it serves could be replaced on the way; use "
+        "https://, or set mpi_allow_http: true for a mirror on a private network without TLS",
+        "mpi_other_url 'mirror/x' is not an https:// URL with a host, nor a file: URL of a path on the node"]
+    assert url_problems(urls, True, 'mpi_allow_http') == [
+        "mpi_other_url 'mirror/x' is not an http:// or https:// URL with a host, nor a file: URL of a path on the node"]
+    assert url_problems({}) == [] and url_problems({'x': None}) == []
+    assert url_problems({'x': ''}) == ["x must be a non-empty string, got ''"]
+    with pytest.raises(ValueError, match='urls must be a mapping of variable name to URL, got list'):
+        url_problems(['https://mirror/x'])
