@@ -8,7 +8,7 @@ characters inserted, another type, a number out of range) and asserts that ``inv
 - never raises: every refusal is a message;
 - or, when it accepts the inventory, that what the roles would write from it is read back by the tool that reads it
   as exactly the values planned: /etc/hosts and known_hosts lines, /etc/fstab (written as ansible.posix.mount writes
-  it, read by util-linux ``findmnt``), systemd-networkd and NetworkManager files and netplan YAML (the roles' own
+  it, read by util-linux ``findmnt``), LNet's modprobe.d line, systemd-networkd and NetworkManager files and netplan YAML (the roles' own
   templates), the mpi role's profile.d script (sourced by ``bash``), modulefile (run by ``tclsh``) and MCA file.
 
 The hand-picked cases are in test_hostile_inventory.py. CI runs a fixed sample (``derandomize``); set
@@ -22,6 +22,7 @@ import importlib.util
 import ipaddress
 import json
 import os
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
@@ -46,7 +47,7 @@ TABLE = importlib.util.module_from_spec(_SPEC)
 _SPEC.loader.exec_module(TABLE)
 NODES, problems_of = TABLE.NODES, TABLE.problems_of
 
-settings.register_profile('ci', max_examples=250, derandomize=True, deadline=None,
+settings.register_profile('ci', max_examples=400, derandomize=True, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile('explore', max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get('HYPOTHESIS_PROFILE', 'ci'))
@@ -54,7 +55,9 @@ settings.load_profile(os.environ.get('HYPOTHESIS_PROFILE', 'ci'))
 # what a careless or hostile value is made of: the characters each file format or interpreter gives a meaning to
 HOSTILE = ['\n', '\r', '\t', ' ', '"', "'", '$(id)', '`id`', ';', '#', '*', ',', '@', '\\', '[exec id]', '{', '}',
            '/', '..', '\x00', 'é', ':', '=', '&', '|', '%', '!', '-', '.', '0']
-FRAGMENT = st.lists(st.sampled_from(HOSTILE), min_size=1, max_size=3).map(''.join)
+# and what a careless one is made of: the same value, a character longer
+CARELESS = ['a', 'Z', '7', '_', '-', '.']
+FRAGMENT = st.lists(st.sampled_from(HOSTILE + CARELESS), min_size=1, max_size=3).map(''.join)
 OTHER_VALUES = st.one_of(st.none(), st.booleans(), st.integers(-5, 70000), st.floats(allow_nan=True),
                          st.text(max_size=8), st.lists(st.text(max_size=6), max_size=3),
                          st.dictionaries(st.text(max_size=6), st.text(max_size=6), max_size=2))
@@ -107,7 +110,8 @@ def mutations(draw):
         if path[:len(added)] == added:
             set_at(hostvars[host], added, copy.deepcopy(value))
     old = get_at(hostvars[host], path)
-    if isinstance(old, str) and draw(st.booleans()):
+    # mostly the value itself, spoiled: another type is refused by the argument specs alone
+    if isinstance(old, str) and draw(st.integers(0, 3)) > 0:
         at = draw(st.integers(0, len(old)))
         new = old[:at] + draw(FRAGMENT) + old[at:]
     else:
@@ -166,6 +170,16 @@ def check_fstab(variables, tmp):
     found = json.loads(read.stdout)['filesystems'] if plan['mounts'] else []
     assert [(f['source'], f['target'], f['fstype'], f['options']) for f in found] == [
         (m['src'], m['path'], m['fstype'], m['opts']) for m in plan['mounts']]
+
+
+def check_lnet(variables):
+    """modprobe.d: one options line whose networks= word is the inventory's list, as modprobe splits it."""
+    networks = variables.get('storage_lnet_networks', role_defaults('storage')['storage_lnet_networks'])
+    if not networks:
+        return
+    lines = [line for line in render('storage/templates/lnet.conf.j2', storage_lnet_networks=networks).splitlines()
+             if line and not line.startswith('#')]
+    assert len(lines) == 1 and shlex.split(lines[0]) == ['options', 'lnet', 'networks=' + ','.join(networks)], lines
 
 
 def parse_networkd(text):
@@ -266,6 +280,7 @@ def test_a_mutated_example_is_refused_with_a_message_or_renders_files_that_read_
     check_hosts_and_known_hosts(model)
     tmp = tmp_path_factory.mktemp('render')
     check_fstab(hostvars[host], tmp)
+    check_lnet(hostvars[host])
     check_network_files(hostvars[host], host)
     check_mpi_files(hostvars[host], model['nodes'][host]['job_env'])
 
