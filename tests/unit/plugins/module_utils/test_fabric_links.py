@@ -92,8 +92,8 @@ def test_the_netplan_document_holds_the_interfaces_the_host_has(ip_link):
     ethernets = netplan['network']['ethernets']
     assert (netplan['network']['version'], netplan['network']['renderer'], sorted(ethernets)) == (
         2, 'networkd', ['eth0', 'veth35979a5e'])
-    assert ethernets['veth35979a5e'] == {'mtu': 9000, 'dhcp4': False, 'dhcp6': False, 'link-local': [], 'optional': True,
-                                        'addresses': ['10.100.0.11/24']}
+    assert ethernets['veth35979a5e'] == {
+        'mtu': 9000, 'dhcp4': False, 'dhcp6': False, 'link-local': [], 'optional': True, 'addresses': ['10.100.0.11/24']}
     assert ethernets['eth0']['match'] == {'macaddress': '02:fc:00:00:00:01'}
     assert (ethernets['eth0']['set-name'], ethernets['eth0']['mtu']) == ('eth0', 4200)
     assert ethernets['eth0']['routes'] == [{'to': '10.200.0.0/16', 'via': '10.100.1.1'}]
