@@ -42,7 +42,8 @@ stage_units() {
 stage_pytest() {
   # no lab needed: the playbooks against inventories the tests write (inventory checks, per-OS variables), and the
   # benchmark scripts under this machine's Open MPI
-  python -m pytest tests/playbooks tests/bench -q -p no:cacheprovider
+  # two workers: most of the time is ansible-playbook starting up, and CI machines have two cores
+  python -m pytest tests/playbooks tests/bench -q -p no:cacheprovider -n 2
 }
 
 # A scenario's result is kept under the hash of every file that can change it (the git-visible tree minus docs, the

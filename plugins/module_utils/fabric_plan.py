@@ -78,6 +78,8 @@ def check_plan(hostvars, hosts, rails, default_mtu, others=None):
         host_mtu = hostvars.get(host, {}).get('fabric_network_mtu', default_mtu)
         for i, iface in enumerate(ifaces):
             problems.extend(_check_interface(host, i, iface, rails, networks, host_mtu, seen_ifaces, addresses, names, host_set))
+            if hostvars.get(host, {}).get('fabric_network_allow_default_route') is not True:
+                problems.extend(_default_routes(host, i, iface))
     return problems
 
 
@@ -131,6 +133,21 @@ def _check_interface(host, i, iface, rails, networks, default_mtu, seen_ifaces, 
         owner = names.setdefault(name, host)
         if owner != host or (name in host_set and name != host):
             out.append('%s on %s: fabric hostname %s is already used by %s' % (where, host, name, owner if owner != host else name))
+    return out
+
+
+def _default_routes(host, i, iface):
+    """A default route on a rail: it would take every other destination off the management network."""
+    out = []
+    for j, route in enumerate((iface.get('routes') or []) if isinstance(iface, dict) else []):
+        try:
+            default = isinstance(route, dict) and ipaddress.ip_network(str(route.get('to'))).prefixlen == 0
+        except ValueError:
+            continue
+        if default:
+            out.append('fabric_network_interfaces[%d].routes[%d].to on %s: %s is a default route, which would send '
+                       'all other traffic over the fabric; set fabric_network_allow_default_route: true if that is '
+                       'meant' % (i, j, host, route.get('to')))
     return out
 
 

@@ -109,6 +109,8 @@ CASES = {
     'gateway outside the rail': (route('b300-01', 0, via='10.100.9.1'), 'fabric_network_interfaces[0].routes[0].via on b300-01:'),
     'gateway is the node itself': (route('b300-01', 0, via='10.100.0.11'), 'fabric_network_interfaces[0].routes[0].via on b300-01:'),
     'gateway not an address': (route('b300-02', 0, via='gw; reboot'), 'fabric_network_interfaces[0].routes[0].via on b300-02:'),
+    'default route on a rail': (route('b300-01', 0, to='0.0.0.0/0'),
+                                'fabric_network_interfaces[0].routes[0].to on b300-01: 0.0.0.0/0 is a default route'),
     'route destination with host bits': (route('b300-02', 0, to='10.200.0.1/16'), 'fabric_network_interfaces[0].routes[0].to on b300-02:'),
     'route destination with a newline': (route('b300-02', 1, to='10.200.0.0/16\nGateway=1.1.1.1', via='10.100.1.1'),
                                          'fabric_network_interfaces[1].routes[0].to on b300-02:'),
@@ -282,6 +284,7 @@ def test_a_hostile_value_is_refused_naming_variable_and_host(name):
     {'ssh_trust_user': 'root', 'ssh_trust_allow_root': True},
     {'validate_allreduce_min_busbw_gbs': 0, 'validate_allow_zero_threshold': True},
     {'storage_lnet_networks': ['tcp1(eth0,eth1)[0,1]']},
+
     {'mpi_ucx_net_devices': ['mlx5_0:1', 'mlx5_1:1'], 'mpi_mca_params_extra': {'btl': '^openib,tcp'}},
 ], ids=['root opted in', 'zero threshold opted in', 'LNet with CPTs', 'UCX devices and MCA'])
 def test_what_an_opt_in_or_a_good_value_allows_passes(values):
@@ -301,3 +304,10 @@ def test_a_fabric_name_or_address_of_another_inventory_host_is_refused():
     assert 'fabric_network_interfaces[0] on b300-01: fabric hostname leaf01 is already used by leaf01' in problems
     assert 'fabric_network_interfaces[3].address on b300-02: 10.100.3.254 is already used by leaf01 (ansible_host)' \
         in problems
+
+
+def test_a_default_route_on_a_rail_passes_when_asked_for():
+    hostvars = example_hostvars()
+    route('b300-01', 0, to='0.0.0.0/0')(hostvars)
+    hostvars['b300-01']['fabric_network_allow_default_route'] = True
+    assert problems_of(hostvars) == []

@@ -47,7 +47,7 @@ TABLE = importlib.util.module_from_spec(_SPEC)
 _SPEC.loader.exec_module(TABLE)
 NODES, problems_of = TABLE.NODES, TABLE.problems_of
 
-settings.register_profile('ci', max_examples=400, derandomize=True, deadline=None,
+settings.register_profile('ci', max_examples=250, derandomize=True, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile('explore', max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get('HYPOTHESIS_PROFILE', 'ci'))
