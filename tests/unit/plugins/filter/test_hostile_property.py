@@ -201,10 +201,10 @@ def parse_networkd(text):
 def check_network_files(variables, host):
     defaults = role_defaults('fabric_network')
     wanted = variables['fabric_network_interfaces']
-    links = [{'ifname': iface['name'], 'address': iface.get('mac') or '58:a2:e1:ff:00:%02x' % index,
-              'link_type': 'ether'} for index, iface in enumerate(wanted) if iface.get('name')]
+    ip_links = [{'ifname': iface['name'], 'address': iface.get('mac') or '58:a2:e1:ff:00:%02x' % index,
+                 'link_type': 'ether'} for index, iface in enumerate(wanted) if iface.get('name')]
     mtu = variables.get('fabric_network_mtu', defaults['fabric_network_mtu'])
-    links = resolve_interfaces(wanted, json.dumps(links), mtu)
+    links = resolve_interfaces(wanted, json.dumps(ip_links), mtu)
     resolved = links['interfaces']
     for item in resolved:
         entries = parse_networkd(render('fabric_network/templates/networkd.network.j2', item=item))
