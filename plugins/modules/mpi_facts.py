@@ -28,10 +28,12 @@ description:
 options:
   ompi_info_output:
     description:
-      - Saved output of C(ompi_info --parsable --all) to parse instead of running the command, or a C(grep) of it
+      - >-
+        Saved output of C(ompi_info --parsable --all) to parse instead of running the command, or a C(grep) of it
         (C(mca:mpi:base:param:mpi_built_with_cuda_support:value:...) or Open MPI 5's
         C(mca:opal:base:param:opal_built_with_cuda_support:value:...)).
-      - The human-readable C(ompi_info --all | grep -i cuda) form is read too
+      - >-
+        The human-readable C(ompi_info --all | grep -i cuda) form is read too
         (C(MCA mpi base: parameter "mpi_built_with_cuda_support" (current value: "true", ...)));
         C(ompi_info | grep -i cuda) without C(--all) shows only the "MPI extensions" list, which leaves
         C(cuda_aware) null with a warning.
