@@ -11,6 +11,11 @@ from __future__ import annotations
 
 import re
 
+try:
+    from ansible_collections.hpcfabric.cluster.plugins.module_utils import pasted_text
+except ImportError:  # the boot-time copy of the roce_qos role, beside pasted_text.py
+    import pasted_text
+
 # The strings ibstat.c prints for PortInfo:PortState and PortPhysicalState, indexed by their value.
 PORT_STATES = ('???', 'Down', 'Initializing', 'Armed', 'Active')
 PHYS_STATES = ('No state change', 'Sleep', 'Polling', 'Disabled', 'PortConfigurationTraining', 'LinkUp',
@@ -188,17 +193,7 @@ class _Parser:
                     % (name, device['num_ports'], listed))
 
     def report_unreadable(self):
-        self.warnings.extend(_pasted().skipped_lines('ibstat', self.unreadable))
-
-
-def _pasted():
-    """The shared paste cleaner, imported where text is parsed.
-
-    The roce_qos role copies this file (for new_device, summarize, ...) without pasted_text.py beside ib_sysfs.py
-    for its boot-time apply, which parses no text; a module-level import would break that copy.
-    """
-    from ansible_collections.hpcfabric.cluster.plugins.module_utils import pasted_text
-    return pasted_text
+        self.warnings.extend(pasted_text.skipped_lines('ibstat', self.unreadable))
 
 
 def parse_ibstat(text):
@@ -213,7 +208,7 @@ def parse_ibstat(text):
     offending line when the text holds none of these.
     """
     parser = _Parser()
-    lines = _pasted().clean(text).splitlines()
+    lines = pasted_text.clean(text).splitlines()
     for lineno, line in enumerate(lines, 1):
         parser.feed(lineno, line)
     if not parser.devices:
@@ -246,7 +241,7 @@ def _parse_lists(lines):
         warnings.append(
             'ibstat: the text is the `ibstat -p` form (port GUIDs only): %s; it names no CA, so no device or '
             'port facts are read from it: save plain `ibstat` output for those' % ', '.join(guids))
-    return dict((name, new_device()) for name in names), warnings + _pasted().skipped_lines('ibstat', unreadable)
+    return dict((name, new_device()) for name in names), warnings + pasted_text.skipped_lines('ibstat', unreadable)
 
 
 def _nothing_parseable(lines):

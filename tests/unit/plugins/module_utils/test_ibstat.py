@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -267,10 +268,13 @@ def test_summary_of_no_devices():
 
 
 def test_boot_time_copy_of_the_roce_qos_role_imports_alone(tmp_path):
-    # roles/roce_qos/tasks/install.yml copies these files, and only these, beside roce_qos_apply.py on a node
-    module_utils = Path(__file__).resolve().parents[4] / 'plugins' / 'module_utils'
-    for name in ('roce_host.py', 'ib_sysfs.py', 'ibstat.py'):
-        shutil.copy(module_utils / name, tmp_path / name)
+    # the module_utils files roles/roce_qos/tasks/install.yml copies, and only those, beside roce_qos_apply.py
+    root = Path(__file__).resolve().parents[4]
+    install = (root / 'roles' / 'roce_qos' / 'tasks' / 'install.yml').read_text()
+    copied = re.findall(r'plugins/module_utils/(\w+[.]py)"', install)
+    assert 'ibstat.py' in copied
+    for name in copied:
+        shutil.copy(root / 'plugins' / 'module_utils' / name, tmp_path / name)
     code = ('import sys; sys.path.insert(0, "."); import roce_host, ibstat; '
             'print(ibstat.summarize({"mlx5_0": ibstat.new_device()}, "sysfs")["ca_names"])')
     result = subprocess.run([sys.executable, '-I', '-c', code], cwd=str(tmp_path), capture_output=True, text=True,
