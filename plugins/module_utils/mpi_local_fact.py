@@ -46,18 +46,21 @@ def fact_problems(fact):
     return ['%s: %s' % (FACT_FILE, problem) for problem in problems]
 
 
-def launch_tools(fact, mpi_prefix=None, python=None):
+def launch_tools(fact, mpi_prefix=None, python=None, bench_python=None):
     """Where a job's tools are on this node.
 
     ``fact`` is the node's ``ansible_local.hpcfabric_mpi`` (None when the file is absent); ``mpi_prefix`` an explicit
     prefix whose ``bin/`` has ``mpirun``, ``ompi_info`` and ``ucx_info`` (an MPI this collection did not install);
     ``python`` an explicit interpreter that imports mpi4py. Both explicit settings win over the fact.
+    ``bench_python`` is the interpreter of a bench environment built on the recorded one (the validate role's venv):
+    without an explicit ``python`` the jobs run it, and ``mpi4py_python`` says what it is built on.
 
-    Returns ``{source, flavour, prefix, mpirun, ompi_info, ucx_info, python, environment, problems}``; ``problems``
-    lists what stops a job from being launched (the paths are then null), each line saying what to do.
+    Returns ``{source, flavour, prefix, mpirun, ompi_info, ucx_info, python, mpi4py_python, environment, problems}``;
+    ``python`` is what the jobs run, ``mpi4py_python`` the interpreter recorded for this MPI (or the explicit one);
+    ``problems`` lists what stops a job from being launched (the paths are then null), each line saying what to do.
     """
     tools = {'source': None, 'flavour': None, 'prefix': None, 'mpirun': None, 'ompi_info': None, 'ucx_info': None,
-             'python': python or None, 'environment': {}, 'problems': []}
+             'python': python or None, 'mpi4py_python': python or None, 'environment': {}, 'problems': []}
     if mpi_prefix:
         if not _absolute(mpi_prefix):
             raise ValueError('validate_mpi_prefix must be an absolute path, got %r' % (mpi_prefix,))
@@ -65,7 +68,7 @@ def launch_tools(fact, mpi_prefix=None, python=None):
         tools.update(source='validate_mpi_prefix', prefix=prefix,
                      **dict((tool, '%s/bin/%s' % (prefix.rstrip('/'), tool)) for tool in ('mpirun', 'ompi_info', 'ucx_info')))
         if isinstance(fact, dict) and not python and fact.get('prefix') == prefix:
-            tools['python'] = fact.get('python')
+            tools['mpi4py_python'] = fact.get('python')
     elif fact is None:
         tools['problems'].append('no MPI install recorded (%s is missing): run the hpcfabric.cluster.mpi role on this '
                                  'node first, or set validate_mpi_prefix' % FACT_FILE)
@@ -77,10 +80,12 @@ def launch_tools(fact, mpi_prefix=None, python=None):
             return tools
         tools.update(source=FACT_FILE, flavour=fact['flavour'], prefix=fact['prefix'], mpirun=fact['mpirun'],
                      ompi_info=fact['ompi_info'], ucx_info=fact['ucx_info'],
-                     environment=dict(fact.get('environment') or {}), python=python or fact.get('python'))
-    if not tools['python']:
+                     environment=dict(fact.get('environment') or {}), mpi4py_python=python or fact.get('python'))
+    if not tools['mpi4py_python']:
         tools['problems'].append('no Python with mpi4py for this MPI (the mpi role built none: mpi_mpi4py is false): '
                                  'set validate_python')
+    else:
+        tools['python'] = python or bench_python or tools['mpi4py_python']
     return tools
 
 

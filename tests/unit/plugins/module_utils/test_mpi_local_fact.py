@@ -111,3 +111,27 @@ def test_preflight_names_a_node_whose_mpi_differs_from_the_launchers():
     expect = {'device': 'cpu', 'rdma': False, 'launcher': 'node01', 'launcher_mpi_tools': launch_tools(hpcx_fact())}
     assert preflight_problems(facts, expect) == [
         'MPI: python /usr/bin/python3, but the launcher node01 has %s/mpi4py-venv/bin/python' % HPCX]
+
+
+BENCH = '/opt/hpcfabric/bench/venv/bin/python'
+
+
+def test_the_jobs_run_the_bench_venv_built_on_the_recorded_python():
+    tools = launch_tools(hpcx_fact(), bench_python=BENCH)
+    assert (tools['python'], tools['mpi4py_python'], tools['problems']) == (BENCH, HPCX + '/mpi4py-venv/bin/python', [])
+
+
+def test_validate_python_wins_over_the_bench_venv():
+    tools = launch_tools(hpcx_fact(), python='/srv/py/bin/python', bench_python=BENCH)
+    assert tools['python'] == tools['mpi4py_python'] == '/srv/py/bin/python'
+
+
+def test_no_bench_venv_without_an_mpi4py_to_build_it_on():
+    tools = launch_tools(hpcx_fact(python=None), bench_python=BENCH)
+    assert tools['python'] is None and tools['problems'][0].startswith('no Python with mpi4py')
+
+
+def test_an_explicit_prefix_of_the_recorded_mpi_keeps_its_python_under_the_bench_venv():
+    tools = launch_tools(hpcx_fact(), mpi_prefix=HPCX + '/ompi', bench_python=BENCH)
+    assert (tools['python'], tools['mpi4py_python']) == (BENCH, HPCX + '/mpi4py-venv/bin/python')
+    assert launch_tools(None, mpi_prefix='/opt/other', bench_python=BENCH)['python'] is None

@@ -1,0 +1,47 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) hpcfabric maintainers
+"""pip_environment: where pip takes packages from, as the mpi and validate roles hand it to their pip tasks."""
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.pip_env import pip_environment
+
+PROXY = {'https_proxy': 'http://user:secret@proxy.example:3128'}
+
+
+def test_a_wheelhouse_shuts_every_index_out():
+    env = pip_environment(PROXY, wheelhouse='/opt/hpcfabric/bench/wheelhouse', index_url='https://mirror.example/simple')
+    assert env == dict(PROXY, PIP_DISABLE_PIP_VERSION_CHECK='1', PIP_NO_INDEX='1',
+                       PIP_FIND_LINKS='/opt/hpcfabric/bench/wheelhouse')
+
+
+def test_a_mirror_is_the_index():
+    env = pip_environment(None, index_url='https://mirror.example/simple')
+    assert env == {'PIP_DISABLE_PIP_VERSION_CHECK': '1', 'PIP_INDEX_URL': 'https://mirror.example/simple'}
+
+
+def test_pypi_by_default_and_source_builds_named():
+    # the mpi role's mpi4py: never a binary wheel, which would not be linked against its MPI
+    assert pip_environment({}, no_binary=['mpi4py']) == {'PIP_DISABLE_PIP_VERSION_CHECK': '1', 'PIP_NO_BINARY': 'mpi4py'}
+
+
+def test_the_input_is_not_changed():
+    base = dict(PROXY)
+    pip_environment(base, wheelhouse='/w')
+    assert base == PROXY
+
+
+@pytest.mark.parametrize('kwargs, message', [
+    ({'wheelhouse': 'wheels'}, 'absolute directory'),
+    ({'no_binary': 'mpi4py'}, 'list of project names'),
+])
+def test_bad_input_is_named(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        pip_environment({}, **kwargs)
+
+
+def test_values_that_are_not_strings_are_named_without_their_value():
+    with pytest.raises(ValueError) as info:
+        pip_environment({'PIP_TIMEOUT': 60, 'https_proxy': 'http://user:secret@p:1'})
+    assert 'PIP_TIMEOUT is not' in str(info.value) and 'secret' not in str(info.value)
