@@ -21,7 +21,7 @@ description:
     the ConnectX bridge that manages them - a function of vendor C(0x15b3) whose C(vpd) holds C(SW_MNG), the value of
     the vendor-specific VPD field SMDL in NVIDIA's Fabric Manager user guide (release 2.3).
   - Needs no driver and no tool; entries without a readable vendor, class or device are passed over. sysfs lets only
-    root read C(vpd): without privileges the bridges are not seen, and only the GPU ids tell the board.
+    root read C(vpd); without privileges the bridges are not seen, and only the GPU ids tell the board.
 options:
   devices_dir:
     description:
