@@ -144,6 +144,35 @@ def test_smoke_training_summary():
     assert '- rank 1: checkpoint not found' in lines
 
 
+def test_a_run_that_exited_non_zero_shows_its_failure_its_exit_status_and_its_numbers():
+    hosts = ['node01', 'node02', 'node03']
+    data = report()
+    error = 'allreduce on all nodes exited 3 (mpirun on node01): Exit code: 3'
+    data['verdict'] = allreduce_verdict(data['runs'][0]['bench'], data['threshold'], LARGE, error)
+    data['runs'][0]['mpirun_rc'] = 3
+    pair = {'hosts': ['node01', 'node02'], 'bench': bench(2.0, ['node01', 'node02'])}
+    data['runs'].append(dict(pair, name='pair node01 + node02', mpirun_rc=0))
+    lines = render_markdown(data).splitlines()
+    assert lines[0] == '# Allreduce validation: FAIL'
+    assert ('**FAIL**: allreduce on all nodes exited 3 (mpirun on node01): Exit code: 3; results: all 2 large sizes ≥ '
+            'threshold (explicit; closest: busbw 2 GB/s at 64 MiB ≥ 1.5 GB/s)') in lines
+    assert 'Hosts: %s; 3 ranks; results correct: yes; mpirun exit status: **3**' % ', '.join(hosts) in lines
+    assert 'Hosts: node01, node02; 2 ranks; results correct: yes; mpirun exit status: 0' in lines
+    # the numbers are in the table all the same
+    assert '| 64 MiB | 1234.6 | 1 | 2 | 1.5 | yes |' in lines
+
+
+def test_smoke_training_exit_statuses():
+    train = {'passed': False, 'errors': ['smoke training (resumed job) exited 3 (mpirun on node01): Exit code: 3'],
+             'mpirun_rc': {'first': 0, 'resumed': 3},
+             'first': {'ok': True, 'end_step': 10}, 'resumed': {'ok': True, 'start_step': 10}}
+    lines = render_markdown(report(train=train)).splitlines()
+    assert 'mpirun exit status: first 0, resumed **3**' in lines
+    assert '### mpirun_rc' not in lines
+    assert '- smoke training (resumed job) exited 3 (mpirun on node01): Exit code: 3' in lines
+    assert '| start_step | 10 |' in lines
+
+
 def test_many_hosts_are_shortened():
     hosts = ['node%04d' % i for i in range(1, 1001)]
     data = report()
