@@ -438,8 +438,8 @@ def _partner_text(pair, node):
 
 
 def _failing(pairs):
-    # "slow" only where every failure is a measurement; a job that exited non-zero is a failure, not a speed
-    return 'fails' if any(_exited(pair) for pair in pairs) else 'is slow'
+    # "slow" only where every failure is a measurement; a run that exited non-zero or wrote nothing is not a speed
+    return 'fails' if any(_exited(pair) or pair['busbw_gbs'] is None for pair in pairs) else 'is slow'
 
 
 def isolation_verdict(pairs, threshold, min_size_bytes):

@@ -141,9 +141,11 @@ def pair_results(pairs, runs, fetched):
                          % (len(pairs), len(runs), len(fetched)))
     results = []
     for pair, run, got in zip(pairs, runs, fetched):
-        hosts = list(pair)
-        job = 'isolation pair ' + ' + '.join(str(host) for host in hosts)
-        error = mpirun_error(run, job, str(hosts[0]) if hosts else '?')
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+            raise ValueError('each pair must be [leader, partner], got %r' % (pair,))
+        hosts = [str(host) for host in pair]
+        job = 'isolation pair ' + ' + '.join(hosts)
+        error = mpirun_error(run, job, hosts[0])
         try:
             bench = _fetched_json(got)
         # a truncated or garbled file (base64 or JSON) is a failed pair, not a failed validation

@@ -217,6 +217,7 @@ def test_pair_results_of_a_truncated_file():
 @pytest.mark.parametrize('args, message', [
     (([['a', 'b']], [mpirun(0)], []), '^one run and one fetched result per pair: 1 pairs, 1 runs, 0 fetched$'),
     ((None, [], []), '^pairs must be a list'),
+    (([['a']], [mpirun(0)], [NOT_FETCHED]), "^each pair must be \\[leader, partner\\], got \\['a'\\]$"),
     (([], {}, []), '^runs must be a list'),
 ])
 def test_pair_results_reject(args, message):

@@ -75,9 +75,10 @@ def test_passing_report():
 
 def test_failing_report_with_isolation_and_preflight():
     hosts = ['node01', 'node02', 'node03']
-    pairs = [{'hosts': ['node01', 'node02'], 'bench': bench(0.01, ['node01', 'node02']), 'error': None},
-             {'hosts': ['node02', 'node03'], 'bench': None, 'error': 'mpirun exit 1: timeout'},
-             {'hosts': ['node03', 'node01'], 'bench': bench(2.0, ['node03', 'node01']), 'error': None}]
+    pairs = [{'hosts': ['node01', 'node02'], 'bench': bench(0.01, ['node01', 'node02']), 'error': None, 'mpirun_rc': 0},
+             {'hosts': ['node02', 'node03'], 'bench': None, 'mpirun_rc': 1,
+              'error': 'isolation pair node02 + node03 exited 1 (mpirun on node02): timeout'},
+             {'hosts': ['node03', 'node01'], 'bench': bench(2.0, ['node03', 'node01']), 'error': None, 'mpirun_rc': 0}]
     text = render_markdown(report(full=bench(0.5, hosts), pairs=pairs,
                                   preflight={'node01': [], 'node02': ['fab0: MTU 1500, expected 9000']}))
     lines = text.splitlines()
@@ -86,10 +87,10 @@ def test_failing_report_with_isolation_and_preflight():
             'busbw 0.5 GB/s at 128 MiB < 1.5 GB/s') in lines
     assert '| 128 MiB | 1234.6 | 0.25 | 0.5 | 1.5 | **no** |' in lines
     assert '## Isolation: pairs over the ring' in lines
-    assert 'node02 is slow with every partner (node01 0.01 GB/s, node03 run failed)' in lines
+    assert 'node02 fails with every partner (node01 0.01 GB/s, node03 run failed (exit 1))' in lines
     assert '| node01 + node02 | 0.01 | FAIL | 2 of 2 large sizes below threshold (explicit): busbw 0.01 GB/s at ' \
            '64 MiB < 1.5 GB/s, busbw 0.01 GB/s at 128 MiB < 1.5 GB/s |' in lines
-    assert '| node02 + node03 | - | FAIL | run failed: mpirun exit 1: timeout |' in lines
+    assert '| node02 + node03 | - | FAIL | run failed: isolation pair node02 + node03 exited 1 (mpirun on node02): timeout |' in lines
     assert '| node03 + node01 | 2 | PASS |' in text
     assert 'Slow nodes: node02' in lines
     assert '### pair node01 + node02' in lines
