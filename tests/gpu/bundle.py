@@ -207,7 +207,7 @@ def build(dest, python_version, sources, python=sys.executable):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n', maxsplit=1)[0])
     parser.add_argument('--dest', default=os.environ.get('GPU_PROOF_BUNDLE', '.cache/gpu-proof-bundle'))
     parser.add_argument('--python-version', default=os.environ.get('GPU_PROOF_PYVER', '3.12'),
                         help="the GPU Python's X.Y, for the wheels (default 3.12)")

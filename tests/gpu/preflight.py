@@ -167,7 +167,7 @@ def check(bundle, python, cuda_home=None, is_root=None):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n', maxsplit=1)[0])
     parser.add_argument('--bundle', required=True, help='the folder `make gpu-proof-bundle` made')
     parser.add_argument('--python', default='python3', help='the Python with CuPy that runs the bench')
     parser.add_argument('--cuda-home', help='CUDA toolkit (default: the one whose nvcc is on PATH, else /usr/local/cuda)')

@@ -216,16 +216,17 @@ def _versions_rows(o):
     mpi = o['mpi_facts'] if isinstance(o['mpi_facts'], dict) else {}
     cupy = versions.get('cupy') or {}
     library = ((bench.get('mpi') or {}).get('library_version') or '').splitlines()
+    nvcc = ((versions.get('nvcc') or {}).get('output') or '?').splitlines()[-1]
+    cupy_text = '%s (CUDA runtime %s, driver %s)' % (cupy.get('version', cupy.get('error', '?')), cupy.get('cuda_runtime', '?'),
+                                                     cupy.get('cuda_driver', '?'))
+    ucx_version = (mpi.get('ucx') or {}).get('version', '?')
     rows = [
         ('OS, kernel', '%s, %s' % (versions.get('os', '?'), versions.get('kernel', '?'))),
         ('GPUs (nvidia-smi)', (versions.get('gpus') or {}).get('output', (versions.get('gpus') or {}).get('error', '?'))),
-        ('CUDA toolkit', '%s: %s' % (versions.get('cuda_home', '?'),
-                                     ((versions.get('nvcc') or {}).get('output') or '?').splitlines()[-1])),
-        ('CuPy', '%s (CUDA runtime %s, driver %s)' % (cupy.get('version', cupy.get('error', '?')), cupy.get('cuda_runtime', '?'),
-                                                    cupy.get('cuda_driver', '?'))),
+        ('CUDA toolkit', '%s: %s' % (versions.get('cuda_home', '?'), nvcc)),
+        ('CuPy', cupy_text),
         ('Python', (versions.get('python') or {}).get('version', '?')),
-        ('Open MPI, UCX', '%s %s, UCX %s' % (mpi.get('implementation', '?'), mpi.get('version', '?'),
-                                            (mpi.get('ucx') or {}).get('version', '?'))),
+        ('Open MPI, UCX', '%s %s, UCX %s' % (mpi.get('implementation', '?'), mpi.get('version', '?'), ucx_version)),
         ('MPI library (bench)', library[0] if library else '?'),
         ('mpi4py', (versions.get('mpi4py') or {}).get('output', '?').split(' ')[0]),
         ('MPI prefix', fact.get('prefix', '?')),
@@ -250,8 +251,9 @@ def render(outputs, checks, out):
             bench.get('world_size'), bench.get('device'), ', '.join(bench.get('hosts') or [])), '',
             '| Size | Time (µs) | algbw (GB/s) | busbw (GB/s) | Correct |', '|---:|---:|---:|---:|:---:|']
         for row in sorted(bench['results'], key=lambda row: row['size_bytes']):
-            lines.append('| %s | %.1f | %.2f | %.2f | %s |' % (human_size(row['size_bytes']), row['time_us'], row['algbw_gbs'],
-                                                             row['busbw_gbs'], 'yes' if row.get('correct', True) else 'NO'))
+            cells = (human_size(row['size_bytes']), row['time_us'], row['algbw_gbs'], row['busbw_gbs'],
+                     'yes' if row.get('correct', True) else 'NO')
+            lines.append('| %s | %.1f | %.2f | %.2f | %s |' % cells)
     lines += ['', 'Two ranks on one node measure the CUDA-aware path (UCX cuda_copy/cuda_ipc, shared memory), not a '
               'fabric; the threshold is correctness only unless GPU_PROOF_MIN_BUSBW_GBS was set.', '']
     return '\n'.join(lines)

@@ -71,7 +71,7 @@ def collect(cuda_home, mpi4py_python):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n', maxsplit=1)[0])
     parser.add_argument('--cuda-home', required=True)
     parser.add_argument('--mpi4py-python', required=True)
     parser.add_argument('--out', required=True)
