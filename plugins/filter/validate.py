@@ -2,7 +2,7 @@
 # Copyright (c) hpcfabric maintainers
 """Filters of the validate role: ring_rounds, threshold_inputs, allreduce_threshold, allreduce_verdict,
 isolation_verdict, preflight_problems, interface_states, host_problems, hostfile_entries, pair_results,
-report_runs.
+report_runs, mpi_launch_tools.
 
 Each filter is documented in its own file beside this one (ring_rounds.yml, ...), as ansible-doc looks
 documentation up by filter name. The logic is in module_utils/validate_checks.py (the decisions) and
@@ -11,7 +11,7 @@ module_utils/validate_collect.py (what the role's tasks gathered, put into shape
 
 from __future__ import annotations
 
-from ansible_collections.hpcfabric.cluster.plugins.module_utils import validate_checks, validate_collect
+from ansible_collections.hpcfabric.cluster.plugins.module_utils import mpi_local_fact, validate_checks, validate_collect
 from ansible_collections.hpcfabric.cluster.plugins.plugin_utils.filters import as_filter
 
 ring_rounds = as_filter('ring_rounds', validate_checks.ring_rounds)
@@ -25,9 +25,10 @@ host_problems = as_filter('host_problems', validate_collect.host_problems)
 hostfile_entries = as_filter('hostfile_entries', validate_collect.hostfile_entries)
 pair_results = as_filter('pair_results', validate_collect.pair_results)
 report_runs = as_filter('report_runs', validate_collect.report_runs)
+mpi_launch_tools = as_filter('mpi_launch_tools', mpi_local_fact.launch_tools)
 
 _FILTERS = (ring_rounds, threshold_inputs, allreduce_threshold, allreduce_verdict, isolation_verdict,
-            preflight_problems, interface_states, host_problems, hostfile_entries, pair_results, report_runs)
+            preflight_problems, interface_states, host_problems, hostfile_entries, pair_results, report_runs, mpi_launch_tools)
 
 
 class FilterModule(object):

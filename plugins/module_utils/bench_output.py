@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.pasted_text import clean
+
 # `srun -l` prefixes "0: ", `mpirun --tag-output` prefixes "[1,0]<stdout>:"; both are stripped.
 _LAUNCHER_PREFIX = re.compile(r'^(?:\s*\d+: ?|\[\d+,\d+\]<std(?:out|err)>:)')
 _INT = re.compile(r'^\d+$')
@@ -112,7 +114,7 @@ def parse_nccl_tests(text):
     prefix = None
     avg = None
     oob = None
-    for raw_line in text.splitlines():
+    for raw_line in clean(text).splitlines():
         line = _strip_prefix(raw_line).strip()
         if line.startswith('#'):
             prefix = _header_prefix(line) or prefix
@@ -147,7 +149,7 @@ def parse_osu(text):
     benchmark = None
     metric = None
     rows = []
-    for raw_line in text.splitlines():
+    for raw_line in clean(text).splitlines():
         line = _strip_prefix(raw_line).strip()
         if line.startswith('#'):
             title = _OSU_TITLE.match(line)

@@ -11,6 +11,11 @@ from __future__ import annotations
 
 import re
 
+try:
+    from ansible_collections.hpcfabric.cluster.plugins.module_utils import pasted_text
+except ImportError:  # the boot-time copy of the roce_qos role, beside pasted_text.py
+    import pasted_text
+
 # The strings ibstat.c prints for PortInfo:PortState and PortPhysicalState, indexed by their value.
 PORT_STATES = ('???', 'Down', 'Initializing', 'Armed', 'Active')
 PHYS_STATES = ('No state change', 'Sleep', 'Polling', 'Disabled', 'PortConfigurationTraining', 'LinkUp',
@@ -21,6 +26,10 @@ _HEADER_RE = re.compile(r"^\s*(CA|Switch|Router|iWARP RNIC|\?\?\?):?\s+'([^']+)'
 _PORT_RE = re.compile(r'^\s*Port\s+(\d+):\s*$')
 _FIELD_RE = re.compile(r'^\s*([A-Za-z][A-Za-z ]*?):\s*(.*?)\s*$')
 _RATE_RE = re.compile(r'^\s*(\d+(?:\.\d+)?)')
+# The other forms of the same tool: `ibstat -l` prints one CA name per line, `ibstat -p` one port GUID per line
+# ("0x%016" PRIx64 in ibstat.c). Kernel RDMA device names (mlx5_0, rxe0, irdma1, rocep65s0f0) end in a digit.
+_CA_NAME_LINE_RE = re.compile(r'^\s*([A-Za-z][\w.-]{0,62}\d)\s*$')
+_GUID_LINE_RE = re.compile(r'^\s*(0x[0-9a-fA-F]{16})\s*$')
 
 _DEVICE_FIELDS = {
     'Number of ports': ('num_ports', int),
@@ -41,8 +50,6 @@ _PORT_FIELDS = {
 }
 # Printed by ibstat but not part of the facts.
 _IGNORED_FIELDS = ('Capability mask',)
-
-_MAX_LINE_WARNINGS = 10
 
 
 class IbstatParseError(Exception):
@@ -171,7 +178,13 @@ class _Parser:
         return True
 
     def check_port_counts(self):
-        for name in sorted(self.devices):
+        names = sorted(self.devices)
+        if not any(self.devices[name]['ports'] for name in names):
+            self.warnings.append(
+                "ibstat: the text lists CAs without any 'Port N:' section (the `ibstat -s` form, or cut before "
+                "the ports): device facts only; port state, rate, link layer and port GUID are missing")
+            return
+        for name in names:
             device = self.devices[name]
             listed = len(device['ports'])
             if device['num_ports'] is not None and listed < device['num_ports']:
@@ -180,11 +193,7 @@ class _Parser:
                     % (name, device['num_ports'], listed))
 
     def report_unreadable(self):
-        for lineno, line in self.unreadable[:_MAX_LINE_WARNINGS]:
-            self.warnings.append("ibstat: ignored unreadable line %d: %r" % (lineno, line.strip()))
-        hidden = len(self.unreadable) - _MAX_LINE_WARNINGS
-        if hidden > 0:
-            self.warnings.append("ibstat: %d more unreadable lines ignored" % hidden)
+        self.warnings.extend(pasted_text.skipped_lines('ibstat', self.unreadable))
 
 
 def parse_ibstat(text):
@@ -192,18 +201,47 @@ def parse_ibstat(text):
 
     ``devices`` maps CA name to the contract's device dict (ports keyed by port number as a string).
     ``warnings`` names every line that could not be read (error lines such as ``ibpanic: ...``,
-    elisions) and inconsistencies such as fewer ports than announced. Raises IbstatParseError naming
-    the first offending line when the text holds no CA at all.
+    elisions) and inconsistencies such as fewer ports than announced. The shorter forms of the same tool
+    give what they hold, with a warning naming the form and what it lacks: ``ibstat -l`` the CA names,
+    ``ibstat -s`` the CAs without ports, ``ibstat -p`` nothing but port GUIDs (named in the warning).
+    Terminal escapes of a pasted copy are removed first. Raises IbstatParseError naming the first
+    offending line when the text holds none of these.
     """
     parser = _Parser()
-    lines = (text or '').splitlines()
+    lines = pasted_text.clean(text).splitlines()
     for lineno, line in enumerate(lines, 1):
         parser.feed(lineno, line)
     if not parser.devices:
-        raise _nothing_parseable(lines)
+        return _parse_lists(lines)
     parser.check_port_counts()
     parser.report_unreadable()
     return parser.devices, parser.warnings
+
+
+def _parse_lists(lines):
+    """Read the ``ibstat -l`` (CA names) and ``ibstat -p`` (port GUIDs) forms; raise when the text is neither."""
+    names, guids, unreadable = [], [], []
+    for lineno, line in enumerate(lines, 1):
+        guid = _GUID_LINE_RE.match(line)
+        name = _CA_NAME_LINE_RE.match(line)
+        if guid:
+            guids.append(guid.group(1))
+        elif name:
+            names.append(name.group(1))
+        elif line.strip():
+            unreadable.append((lineno, line))
+    if not names and not guids:
+        raise _nothing_parseable(lines)
+    warnings = []
+    if names:
+        warnings.append(
+            'ibstat: the text is the `ibstat -l` form (CA names only): %s; type, firmware, GUIDs and every port '
+            'fact (state, rate, link layer) are missing: save plain `ibstat` output for those' % ', '.join(names))
+    if guids:
+        warnings.append(
+            'ibstat: the text is the `ibstat -p` form (port GUIDs only): %s; it names no CA, so no device or '
+            'port facts are read from it: save plain `ibstat` output for those' % ', '.join(guids))
+    return dict((name, new_device()) for name in names), warnings + pasted_text.skipped_lines('ibstat', unreadable)
 
 
 def _nothing_parseable(lines):

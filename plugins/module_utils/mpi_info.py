@@ -3,23 +3,42 @@
 """Pure parsers for ``ompi_info --parsable --all``, ``ucx_info -v`` and ``ucx_info -d`` text.
 
 Every parser returns ``(facts, warnings)``: facts that could not be read are ``None`` and a
-warning says why, so a support bundle with partial output still yields what is there.
+warning says why, so a support bundle with partial output still yields what is there; lines that
+are not the command's output (a UCX error line, a shell prompt) are skipped and named in a warning.
 Text with nothing recognisable raises :class:`MpiInfoParseError` naming the command and line.
+Terminal escapes of a pasted copy are removed first (``pasted_text.clean``).
 """
 
 from __future__ import annotations
 
 import re
 
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.pasted_text import clean, skipped_lines
+
 OMPI_INFO = 'ompi_info --parsable --all'
+OMPI_INFO_HUMAN = 'ompi_info (human-readable form)'
 UCX_INFO_VERSION = 'ucx_info -v'
 UCX_INFO_DEVICES = 'ucx_info -d'
 
-# Parsable lines are colon-separated keys whose first field is a lower-case word
-# (package, ompi, mca, options, ...); ompi_info's human-readable form indents capitalised labels.
-_PARSABLE_KEY = re.compile(r'^[a-z][a-z0-9_-]*:')
-_CUDA_PARAM = 'mca:mpi:base:param:mpi_built_with_cuda_support:value:'
+# Parsable lines are colon-separated keys whose first field is a lower-case word directly followed by its
+# value (package:Debian OpenMPI, mca:..., ident:5.0.7); "bash: ompi_info: not found" has a space there.
+_PARSABLE_KEY = re.compile(r'^[a-z][a-z0-9_-]*:\S')
+# Whether CUDA support was built in: Open MPI 4 registers it as mpi_built_with_cuda_support, Open MPI 5 as
+# opal_built_with_cuda_support with the mpi_ name as its synonym (5.0.7 prints both blocks with --all, a
+# grep for one of them shows only that one). The values of the two names are one variable.
+_CUDA_PARAMS = ('mca:mpi:base:param:mpi_built_with_cuda_support:value:',
+                'mca:opal:base:param:opal_built_with_cuda_support:value:')
 _VERSION_KEY = 'ompi:version:full:'
+# The human-readable form (`ompi_info --all | grep -i cuda`):
+#   MCA opal base: informational "opal_built_with_cuda_support" (current value: "false", ...)
+#   MCA mpi base: parameter "mpi_built_with_cuda_support" (current value: "false", ...)
+_HUMAN_CUDA = re.compile(r'^MCA\s.*?:\s*(?:parameter|informational)\s+"((?:mpi|opal)_built_with_cuda_support)"'
+                         r'\s+\(current value:\s*"([^"]*)"')
+_HUMAN_MCA = re.compile(r'^MCA\s')
+_HUMAN_VERSION = re.compile(r'^Open MPI:\s*(\d\S*)$')
+_HUMAN_EXTENSIONS = re.compile(r'^MPI extensions:')
+# ompi_info right-aligns its labels and indents wrapped help text, so its own human lines start with a space
+_HUMAN_INDENTED = re.compile(r'^\s+\S')
 
 _UCX_VERSION = re.compile(r'^#\s*(?:Library version:|Version|UCT version=)\s*(\d+\.\d+[\w.\-]*)')
 _UCX_CONFIGURED = re.compile(r'^#\s*Configured with:(.*)$')
@@ -45,46 +64,93 @@ def _first_line(text):
     return ''
 
 
-def _cuda_value(raw, line, warnings):
+def _cuda_value(raw, line, warnings, command):
     value = raw.strip().lower()
     if value in ('true', 'false'):
         return value == 'true'
-    warnings.append('%s: mpi_built_with_cuda_support has an unrecognised value %r '
-                    '(expected true or false); cuda_aware left unknown; line: %r' % (OMPI_INFO, raw, line))
+    warnings.append('%s: built_with_cuda_support has an unrecognised value %r '
+                    '(expected true or false); cuda_aware left unknown; line: %r' % (command, raw, line))
     return None
 
 
-def parse_ompi_info(text):
-    """Parse ``ompi_info --parsable --all``.
+def _cuda_aware(values, warnings, command):
+    """One answer from every CUDA-support line read: the lines must agree, else it is unknown."""
+    known = set(value for value in values if value is not None)
+    if len(known) > 1:
+        warnings.append('%s: the built_with_cuda_support lines disagree (true and false); cuda_aware left unknown'
+                        % command)
+        return None
+    return known.pop() if known else None
 
-    ``cuda_aware`` comes only from ``mca:mpi:base:param:mpi_built_with_cuda_support:value``:
-    the "MPI extensions" list names ``cuda`` on builds without CUDA support too.
-    Returns ``({implementation, version, cuda_aware}, warnings)``.
+
+class _OmpiLines:
+    """What each line of ompi_info text holds, in either form."""
+
+    def __init__(self):
+        self.parsable = 0
+        self.human = 0
+        self.version = None
+        self.cuda = []
+        self.unreadable = []
+
+    def read(self, lineno, raw_line, warnings):
+        line = raw_line.strip()
+        if not line:
+            return
+        if _PARSABLE_KEY.match(line):
+            self.parsable += 1
+            if line.startswith(_VERSION_KEY):
+                self.version = line[len(_VERSION_KEY):].strip() or None
+            for key in _CUDA_PARAMS:
+                if line.startswith(key):
+                    self.cuda.append(_cuda_value(line[len(key):], raw_line, warnings, OMPI_INFO))
+            return
+        human = _HUMAN_CUDA.match(line)
+        if human:
+            self.human += 1
+            self.cuda.append(_cuda_value(human.group(2), raw_line, warnings, OMPI_INFO_HUMAN))
+            return
+        version = _HUMAN_VERSION.match(line)
+        if version:
+            self.human += 1
+            self.version = version.group(1)
+        elif _HUMAN_MCA.match(line) or _HUMAN_EXTENSIONS.match(line):
+            self.human += 1
+        elif not _HUMAN_INDENTED.match(raw_line):
+            self.unreadable.append((lineno, raw_line))
+
+
+def parse_ompi_info(text):
+    """Parse ``ompi_info --parsable --all``, or the human-readable ``ompi_info [--all] | grep -i cuda`` form.
+
+    ``cuda_aware`` comes only from the ``mpi_built_with_cuda_support`` value (Open MPI 5:
+    ``opal_built_with_cuda_support``, its synonym), in either form: the "MPI extensions" list names
+    ``cuda`` on builds without CUDA support too. Returns ``({implementation, version, cuda_aware}, warnings)``.
     """
     warnings = []
-    facts = {'implementation': None, 'version': None, 'cuda_aware': None}
-    parsable_lines = 0
-    cuda_seen = False
-    for raw_line in text.splitlines():
-        line = raw_line.strip()
-        if not _PARSABLE_KEY.match(line):
-            continue
-        parsable_lines += 1
-        if line.startswith(_VERSION_KEY):
-            facts['version'] = line[len(_VERSION_KEY):].strip() or None
-        elif line.startswith(_CUDA_PARAM):
-            cuda_seen = True
-            facts['cuda_aware'] = _cuda_value(line[len(_CUDA_PARAM):], raw_line, warnings)
-    if not parsable_lines:
+    lines = _OmpiLines()
+    for lineno, raw_line in enumerate(clean(text).splitlines(), 1):
+        lines.read(lineno, raw_line, warnings)
+    if not lines.parsable and not lines.human:
         raise MpiInfoParseError(OMPI_INFO, _first_line(text),
                                 'no --parsable output found (expected lines such as '
-                                "'ompi:version:full:4.1.4'); was ompi_info run with --parsable --all?")
-    facts['implementation'] = 'Open MPI'
+                                "'ompi:version:full:4.1.4') and no human-readable MCA line; "
+                                'was ompi_info run with --parsable --all?')
+    command = OMPI_INFO if lines.parsable else OMPI_INFO_HUMAN
+    facts = {'implementation': 'Open MPI', 'version': lines.version,
+             'cuda_aware': _cuda_aware(lines.cuda, warnings, command)}
     if facts['version'] is None:
-        warnings.append('%s: no ompi:version:full line; version unknown' % OMPI_INFO)
-    if not cuda_seen:
+        warnings.append('%s: no %s line; version unknown'
+                        % (command, 'ompi:version:full' if lines.parsable else "'Open MPI:'"))
+    if not lines.cuda and lines.parsable:
         warnings.append('%s: no mpi_built_with_cuda_support:value line (output without --all?); '
-                        'cuda_aware unknown' % OMPI_INFO)
+                        'cuda_aware unknown' % command)
+    elif not lines.cuda:
+        # `ompi_info | grep -i cuda` without --all shows only "MPI extensions", which says nothing about the build
+        warnings.append('%s: no "mpi_built_with_cuda_support" parameter line (run ompi_info --all, or better '
+                        'ompi_info --parsable --all); the MPI extensions list names cuda on builds without CUDA '
+                        'support too, so cuda_aware is unknown' % command)
+    warnings.extend(skipped_lines('ompi_info', lines.unreadable))
     return facts, warnings
 
 
@@ -106,6 +172,9 @@ def _cuda_from_flags(flags):
 def parse_ucx_version(text):
     """Parse ``ucx_info -v`` (``ucx_info -b`` build-configuration lines are understood too).
 
+    Every line ucx_info prints starts with ``#``; others (UCX's own ``[time] [host:pid] ... UCX ERROR`` log
+    lines, a prompt) are skipped and named in a warning.
+
     ``configured_with_cuda`` is true for ``--with-cuda[=<path>]`` or ``#define HAVE_CUDA 1``,
     false for ``--without-cuda`` or a configure line that does not mention CUDA, and None when
     the text has no configure line at all. Returns ``({version, configured_with_cuda}, warnings)``.
@@ -115,8 +184,12 @@ def parse_ucx_version(text):
     flags_seen = False
     from_flags = None
     have_cuda = False
-    for raw_line in text.splitlines():
+    unreadable = []
+    for lineno, raw_line in enumerate(clean(text).splitlines(), 1):
         line = raw_line.strip()
+        if line and not line.startswith('#'):
+            unreadable.append((lineno, raw_line))
+            continue
         match = _UCX_VERSION.match(line)
         if match and version is None:
             version = match.group(1)
@@ -142,6 +215,7 @@ def parse_ucx_version(text):
         warnings.append('%s: no "Configured with" line; configured_with_cuda unknown' % UCX_INFO_VERSION)
     if version is None:
         warnings.append('%s: no version line; UCX version unknown' % UCX_INFO_VERSION)
+    warnings.extend(skipped_lines(UCX_INFO_VERSION, unreadable))
     return {'version': version, 'configured_with_cuda': configured}, warnings
 
 
@@ -152,8 +226,12 @@ def parse_ucx_devices(text):
     """
     transports = set()
     domains = 0
-    for raw_line in text.splitlines():
+    unreadable = []
+    for lineno, raw_line in enumerate(clean(text).splitlines(), 1):
         line = raw_line.strip()
+        if line and not line.startswith('#'):
+            unreadable.append((lineno, raw_line))
+            continue
         match = _UCX_TRANSPORT.match(line)
         if match:
             transports.add(match.group(1))
@@ -165,6 +243,7 @@ def parse_ucx_devices(text):
     warnings = []
     if not transports:
         warnings.append('%s: memory domains listed but no transports; UCX found no usable device' % UCX_INFO_DEVICES)
+    warnings.extend(skipped_lines(UCX_INFO_DEVICES, unreadable))
     return sorted(transports), warnings
 
 

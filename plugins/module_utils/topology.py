@@ -8,17 +8,21 @@ recorded outputs.
 
 from __future__ import annotations
 
+import itertools
 import re
 
-# nvidia-smi underlines the header with \x1b[4m ... \x1b[0m; copies pasted from GitHub often keep
-# the "[4m" and lose the escape byte, so both forms are removed.
-_ANSI = re.compile(r'\x1b\[[0-9;]*[A-Za-z]|\[[0-9;]*m')
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.pasted_text import clean
+
 _LINK_CODE = re.compile(r'^(?:X|NV\d+|PIX|PXB|PHB|NODE|SYS|SOC)$')
 _NVLINK = re.compile(r'^NV\d+$')
 _GPU = re.compile(r'^GPU(\d+)$')
 _NIC_BY_INDEX = re.compile(r'^NIC\d+$')
-_TRAILING = re.compile(r'CPU Affinity|NUMA Affinity|GPU NUMA ID')
+_TRAILING = re.compile(r'CPU\s+Affinity|NUMA\s+Affinity|GPU\s+NUMA\s+ID')
 _LEGEND_ENTRY = re.compile(r'^\s*(NIC\d+):\s*(\S+)\s*$')
+_TOKEN = re.compile(r'\S+')
+# nvidia-smi and every terminal put tab stops 8 columns apart; an author realigning a paste by hand lines the
+# cells up as they look with those stops.
+_TAB_STOP = 8
 
 # PCIe distance classes, closest first. SYS (called SOC by drivers before R384) crosses the
 # inter-socket link, so a NIC at that distance is never reported as near.
@@ -34,10 +38,6 @@ class TopologyParseError(ValueError):
     def __init__(self, message, line):
         super(TopologyParseError, self).__init__(message)
         self.line = line
-
-
-def strip_ansi(text):
-    return _ANSI.sub('', text)
 
 
 def expand_list(text):
@@ -61,45 +61,76 @@ def _is_header(tokens):
 
 
 def _parse_header(line):
-    """Return (device columns, trailing column names) of the header line."""
-    flat = ' '.join(line.split())
-    first = _TRAILING.search(flat)
-    devices = (flat[:first.start()] if first else flat).split()
-    return devices, _TRAILING.findall(flat)
+    """Return (device columns, trailing column names, where each trailing name starts on screen)."""
+    shown = line.expandtabs(_TAB_STOP)
+    first = _TRAILING.search(shown)
+    devices = (shown[:first.start()] if first else shown).split()
+    found = list(_TRAILING.finditer(shown))
+    return devices, [' '.join(match.group().split()) for match in found], [match.start() for match in found]
 
 
-def _split_row(line):
-    """Split a matrix row into cells: tabs when the line has them, otherwise whitespace."""
+def _tab_cells(line):
+    """The cells of a line in nvidia-smi's own layout (one tab between cells, none inside), else None."""
     if '\t' not in line:
-        return line.split(), False
-    cells = [cell.strip() for cell in line.split('\t')]
+        return None
+    cells = line.split('\t')
+    # nvidia-smi pads no cell but the diagonal " X "; spaces anywhere else mean someone realigned the line
+    if any(cell != cell.strip() and cell != ' X ' for cell in cells):
+        return None
+    cells = [cell.strip() for cell in cells]
     while cells and not cells[0]:
         cells.pop(0)
-    expanded = []
-    for position, cell in enumerate(cells):
-        parts = cell.split()
-        # web copies mix tabs and spaces ("mlx5_0 PIX\tSYS", "SYS  SYS"); keep such cells apart
-        if len(parts) > 1 and (position == 0 or all(_LINK_CODE.match(p) for p in parts)):
-            expanded.extend(parts)
-        else:
-            expanded.append(cell)
-    return expanded, True
+    return cells
 
 
-def _trailing_values(cells, names, tabbed):
-    """Map the cells after the link codes to the trailing columns."""
+def _tabbed_trailing(cells, names):
+    """Trailing values from nvidia-smi's tab cells, where an empty cell is an empty field."""
     count = len(names)
-    if tabbed and len(cells) > count and count:
+    if len(cells) > count:
         # nvidia-smi pads the wide NUMA Affinity header with an extra tab, which leaves an empty
         # cell before GPU NUMA ID; the last non-empty cell is the last column.
         rest = [cell for cell in cells[count - 1:] if cell]
         cells = cells[:count - 1] + [rest[-1] if rest else '']
-    cells = list(cells) + [''] * (count - len(cells))
-    return dict(zip(names, cells))
+    return list(cells) + [''] * (count - len(cells))
 
 
-def _read_matrix(lines, start, columns, trailing, warnings):
+def _aligned_trailing(tokens, starts):
+    """Trailing values placed by where they stand on screen: each under the header it is nearest to, in order.
+
+    A header wider than a tab stop takes more room than an empty cell takes in a row, so a value after an
+    empty cell drifts left of its header; a value halfway between two headers therefore goes to the right one.
+    """
+    best = None
+    for columns in itertools.combinations(range(len(starts)), len(tokens)):
+        cost = sum(abs(position - starts[column]) for (position, dummy), column in zip(tokens, columns))
+        if best is None or cost <= best[0]:
+            best = (cost, columns)
+    values = [''] * len(starts)
+    for (dummy, value), column in zip(tokens, best[1]):
+        values[column] = value
+    return values
+
+
+def _trailing_values(line, width, tokens, names, starts):
+    """Map the tokens after the ``width`` link codes of ``line`` to the trailing columns.
+
+    With a value for every column there is nothing to place. Otherwise nvidia-smi's own tab layout says which
+    cells are empty; a line realigned with spaces (or tabs and spaces mixed) says it by where its values stand.
+    """
+    if len(tokens) >= len(names) or not tokens:
+        values = [value for dummy, value in tokens] + [''] * len(names)
+    else:
+        cells = _tab_cells(line)
+        if cells is not None:
+            values = _tabbed_trailing(cells[1 + width:], names)
+        else:
+            values = _aligned_trailing(tokens, starts)
+    return dict(zip(names, values))
+
+
+def _read_matrix(lines, start, header, warnings):
     """Read rows after the header until a blank line or the Legend."""
+    columns, trailing, starts = header
     links, extras = {}, {}
     for number, raw in enumerate(lines[start:], start + 1):
         text = raw.strip()
@@ -109,16 +140,17 @@ def _read_matrix(lines, start, columns, trailing, warnings):
             continue
         if text.startswith('Legend') or text.startswith('NIC Legend'):
             break
-        cells, tabbed = _split_row(raw)
-        label = cells[0]
+        # cells hold no spaces, so any run of tabs and spaces separates them, however the line was aligned
+        tokens = [(match.start(), match.group()) for match in _TOKEN.finditer(raw.expandtabs(_TAB_STOP))]
+        label = tokens[0][1]
         if label not in columns:
             warnings.append('line %d is not a matrix row (output truncated?): %r' % (number, text))
             continue
-        codes = cells[1:1 + len(columns)]
+        codes = [value for dummy, value in tokens[1:1 + len(columns)]]
         if len(codes) < len(columns):
             warnings.append('row %s has %d of %d link codes (output truncated?)' % (label, len(codes), len(columns)))
-        links[label] = dict((col, code) for col, code in zip(columns, codes) if code)
-        extras[label] = _trailing_values(cells[1 + len(columns):], trailing, tabbed)
+        links[label] = dict(zip(columns, codes))
+        extras[label] = _trailing_values(raw, len(columns), tokens[1 + len(columns):], trailing, starts)
     return links, extras
 
 
@@ -212,11 +244,12 @@ def parse_topology(text):
 
     Raises TopologyParseError only when no matrix header can be found at all.
     """
-    lines = strip_ansi(text or '').splitlines()
+    lines = clean(text).splitlines()
     start = _find_header(lines)
-    columns, trailing = _parse_header(lines[start])
+    header = _parse_header(lines[start])
+    columns = header[0]
     warnings = []
-    links, extras = _read_matrix(lines, start + 1, columns, trailing, warnings)
+    links, extras = _read_matrix(lines, start + 1, header, warnings)
     missing = [col for col in columns if col not in links]
     if missing:
         warnings.append('no matrix row for %s (output truncated?)' % ', '.join(missing))

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.mpi_local_fact import launch_tools_differ
+
 THRESHOLD_MODES = ('explicit', 'derived', 'calibrated')
 THRESHOLD_SETTING_MODES = ('auto',) + THRESHOLD_MODES
 _FRACTION_SETTINGS = ('validate_derived_fraction', 'validate_calibrated_fraction')
@@ -608,6 +610,17 @@ def _check_gpudirect(facts):
             'seen %s, kernel %s' % (DMABUF_MIN_KERNEL + (flavour, kernel or 'unknown'))]
 
 
+def _check_mpi_install(facts, expect):
+    """The node's MPI tools were found (the mpi role's local fact) and are where the launcher's are."""
+    tools = facts.get('mpi_tools')
+    if tools is None:
+        return []
+    if not isinstance(tools, dict):
+        raise ValueError('preflight: mpi_tools must be the mpi_launch_tools result, got %s' % type(tools).__name__)
+    return list(tools.get('problems') or []) + launch_tools_differ(tools, expect.get('launcher_mpi_tools'),
+                                                                   expect.get('launcher'))
+
+
 def preflight_problems(facts, expect):
     """What a node lacks for the validation, one line per problem naming the device, expected and seen."""
     if not isinstance(facts, dict):
@@ -627,7 +640,9 @@ def preflight_problems(facts, expect):
     if rdma:
         problems.extend(_check_rdma(facts, expect))
     problems.extend(_check_interfaces(facts, expect))
-    if device == 'cuda':
+    install_problems = _check_mpi_install(facts, expect)
+    problems.extend(install_problems)
+    if device == 'cuda' and not install_problems:
         problems.extend(_check_mpi(facts))
         if rdma:
             problems.extend(_check_gpudirect(facts))

@@ -13,8 +13,10 @@ description:
   - Runs C(nvidia-smi topo -m), or parses saved text of it, and sets C(ansible_facts.gpu_topology) with the GPUs,
     the NICs, every link code of the matrix, each GPU's CPU and NUMA affinity and the NICs nearest to each GPU.
   - Understands current and old drivers, for example NICs printed as C(NIC0) with a C(NIC Legend) section or as
-    C(mlx5_0) column headers, C(SOC) instead of C(SYS), a leading tab or none, the ANSI underline of the header,
-    empty cells from doubled tabs, and copies whose tabs became spaces.
+    C(mlx5_0) column headers, C(SOC) instead of C(SYS), a leading tab or none, the ANSI underline of the header
+    (as escape bytes, as the caret text C(^[[4m) of a terminal copy, or as a bare C([4m)), empty cells from
+    doubled tabs, copies whose tabs became spaces, and matrices realigned by hand with any mix of tabs and spaces
+    (values are placed under the header they stand under, with tab stops of 8 columns).
   - A GPU's nearest NICs are the NICs whose link code to that GPU is the closest PCIe class present in its row,
     ranked C(PIX) < C(PXB) < C(PHB) < C(NODE) < C(SYS) (C(SOC) ranks as C(SYS)). All NICs at that best class are
     listed, in matrix order, and only when that class is better than C(SYS), because a NIC across the inter-socket
@@ -32,7 +34,7 @@ options:
   output:
     description:
       - Saved text of C(nvidia-smi topo -m) to parse instead of running the command, for support bundles and
-        offline analysis.
+        offline analysis, as printed or as pasted (see the forms listed above).
       - When set, no command runs and no NVML inventory is collected, since it would describe the machine running
         the module rather than the one the text came from.
     type: str

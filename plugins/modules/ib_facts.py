@@ -41,6 +41,11 @@ options:
     description:
       - Saved C(ibstat) output to parse instead of reading the host (support bundles, offline analysis).
       - When set, nothing is run and sysfs is not read; it cannot be combined with I(source=sysfs).
+      - Terminal escapes of a pasted copy (C(ESC[1m), the caret text C(^[[1m), a bare C([1m)) are removed first.
+      - The shorter forms of the tool give what they hold plus a warning naming the form and what is missing
+        (no failure) - C(ibstat -s) the CAs without ports, C(ibstat -l) the CA names only (I(ca_names), devices
+        with null fields and no ports), C(ibstat -p) port GUIDs only, which name no CA (no devices; the warning
+        lists the GUIDs).
     type: str
   ibstat_path:
     description:

@@ -16,20 +16,32 @@ description:
   - O(ompi_info_output), O(ucx_info_output) and O(ucx_devices_output) take saved command text instead
     (support bundles, offline analysis). When any of them is given the module runs no command and
     parses only the texts it was given; the facts of the others stay null.
-  - C(cuda_aware) comes only from the C(mpi_built_with_cuda_support) parameter. The "MPI extensions"
+  - C(cuda_aware) comes only from the C(mpi_built_with_cuda_support) parameter (Open MPI 5 registers it as
+    C(opal_built_with_cuda_support) with the C(mpi_) name as its synonym; both are read). The "MPI extensions"
     list names C(cuda) on builds without CUDA support as well, so it is never used.
   - A missing C(ompi_info) fails the module. A missing C(ucx_info) is a warning, because an MPI
     without UCX is legitimate; the UCX facts are then null and the transport list empty.
-  - Output that is only partly readable (for example without C(--all)) yields the facts that are
-    there and a warning.
+  - Saved text may be pasted from a terminal or a web page; terminal escapes (C(ESC[4m), the caret text
+    C(^[[4m), a bare C([4m)) are removed before parsing.
+  - Output that is only partly readable (for example without C(--all), or with UCX's own C(UCX  ERROR) log lines
+    among the command's lines) yields the facts that are there and a warning naming what was skipped.
 options:
   ompi_info_output:
     description:
-      - Saved output of C(ompi_info --parsable --all) to parse instead of running the command.
+      - >-
+        Saved output of C(ompi_info --parsable --all) to parse instead of running the command, or a C(grep) of it
+        (C(mca:mpi:base:param:mpi_built_with_cuda_support:value:...) or Open MPI 5's
+        C(mca:opal:base:param:opal_built_with_cuda_support:value:...)).
+      - >-
+        The human-readable C(ompi_info --all | grep -i cuda) form is read too
+        (C(MCA mpi base: parameter "mpi_built_with_cuda_support" (current value: "true", ...)));
+        C(ompi_info | grep -i cuda) without C(--all) shows only the "MPI extensions" list, which leaves
+        C(cuda_aware) null with a warning.
     type: str
   ucx_info_output:
     description:
       - Saved output of C(ucx_info -v) to parse instead of running the command.
+      - Lines that do not start with C(#), such as UCX's C(UCX  ERROR) log lines, are skipped with a warning.
     type: str
   ucx_devices_output:
     description:

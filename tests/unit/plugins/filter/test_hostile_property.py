@@ -232,7 +232,7 @@ def check_network_files(variables, host):
 def mpi_template_variables(variables, job_env):
     defaults = role_defaults('mpi')
     prefix = '/opt/hpcfabric/mpi-test'
-    return {'mpi_flavour': 'source', 'mpi_python': None, '__mpi_prefix': prefix, '__mpi_hpcx_home': prefix,
+    return {'mpi_flavour': 'source', '__mpi_mpi4py_python': None, '__mpi_prefix': prefix, '__mpi_hpcx_home': prefix,
             '__mpi_bin_dirs': [prefix + '/bin'], '__mpi_lib_dirs': [prefix + '/lib'],
             '__mpi_env_vars': {'MPI_HOME': prefix}, '__mpi_job_env': job_env,
             'mpi_mca_params': variables.get('mpi_mca_params') or defaults['mpi_mca_params'],

@@ -4,8 +4,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from ansible.errors import AnsibleFilterError
@@ -64,23 +62,12 @@ def test_input_must_be_a_list(hosts):
     assert 'expects a list' in str(err.value)
 
 
-def test_thousands_of_hosts_scale_linearly():
-    def elapsed(count):
-        hosts = [{'name': 'node%05d' % i, 'slots': 8} for i in range(count)]
-        best = None
-        for dummy in range(3):
-            start = time.perf_counter()
-            text = mpi_hostfile(hosts)
-            took = time.perf_counter() - start
-            best = took if best is None else min(best, took)
-        return best, text
-
-    small, dummy = elapsed(2000)
-    large, text = elapsed(20000)
+# speed is measured by tests/perf/check_inventory_time.sh, never asserted here: these machines are shared and noisy
+def test_twenty_thousand_hosts_give_one_line_each_in_order():
+    text = mpi_hostfile([{'name': 'node%05d' % i, 'slots': 8} for i in range(20000)])
     assert text.count('\n') == 20000
+    assert text.startswith('node00000 slots=8\nnode00001 slots=8\n')
     assert text.endswith('node19999 slots=8\n')
-    # quadratic work would make 10x the hosts cost ~100x; allow generous noise above linear
-    assert large < max(small, 0.001) * 40
 
 
 def test_name_key_picks_another_name_from_the_entries():

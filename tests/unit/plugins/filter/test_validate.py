@@ -19,8 +19,8 @@ BENCH = {'world_size': 2, 'device': 'cpu', 'hosts': ['a', 'b'], 'mpi': {'library
 def test_filters_are_registered():
     filters = FilterModule().filters()
     assert sorted(filters) == ['allreduce_threshold', 'allreduce_verdict', 'host_problems', 'hostfile_entries',
-                               'interface_states', 'isolation_verdict', 'pair_results', 'preflight_problems',
-                               'report_runs', 'ring_rounds', 'threshold_inputs']
+                               'interface_states', 'isolation_verdict', 'mpi_launch_tools', 'pair_results',
+                               'preflight_problems', 'report_runs', 'ring_rounds', 'threshold_inputs']
     assert all(filters[name].__name__ == name for name in filters)
 
 

@@ -4,10 +4,17 @@
 
 from __future__ import annotations
 
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.ibstat import (
     IbstatParseError,
+    new_device,
     parse_ibstat,
     parse_rate,
     summarize,
@@ -31,6 +38,11 @@ def parsed(fixture_text, name):
     ('cx6dx_eth_rate_2_5.txt', ['mlx5_2'], 1, 2.5, []),
     ('single_port_form_noindent.txt', ['mlx4_0'], 0, None, []),
     ('sriov_vf_rate_25_elided.txt', ['mlx5_8'], 0, None, ['Ethernet']),
+    ('cx3_fdr56_two_cas.txt', ['mlx4_0', 'mlx4_1'], 4, 56, ['InfiniBand']),
+    ('cx3_fdr56_two_cas_short_s.txt', ['mlx4_0', 'mlx4_1'], 0, None, []),
+    ('cx3_fdr56_two_cas_list_l.txt', ['mlx4_0', 'mlx4_1'], 0, None, []),
+    ('single_ca_list_l.txt', ['mlx4_0'], 0, None, []),
+    ('cx3_fdr56_two_cas_ports_p.txt', [], 0, None, []),
 ])
 def test_summaries_per_fixture(fixture_text, name, ca_names, active, min_rate, link_layers):
     devices, dummy = parsed(fixture_text, name)
@@ -149,6 +161,58 @@ def test_port_without_link_layer_line_keeps_other_fields(fixture_text):
     assert warnings == []
 
 
+def test_list_form_gives_ca_names_and_says_what_is_missing(fixture_text):
+    devices, warnings = parsed(fixture_text, 'cx3_fdr56_two_cas_list_l.txt')
+    assert devices == {'mlx4_0': new_device(), 'mlx4_1': new_device()}
+    assert warnings == [
+        'ibstat: the text is the `ibstat -l` form (CA names only): mlx4_0, mlx4_1; type, firmware, GUIDs and '
+        'every port fact (state, rate, link layer) are missing: save plain `ibstat` output for those']
+    # the same CAs as the full output of that machine, none of its facts
+    full, dummy = parsed(fixture_text, 'cx3_fdr56_two_cas.txt')
+    assert sorted(devices) == sorted(full)
+
+
+def test_list_form_of_one_ca_without_trailing_newline(fixture_text):
+    devices, warnings = parsed(fixture_text, 'single_ca_list_l.txt')
+    assert list(devices) == ['mlx4_0'] and devices['mlx4_0']['ports'] == {}
+    assert len(warnings) == 1 and '`ibstat -l` form' in warnings[0]
+
+
+def test_port_guid_form_names_the_guids_and_gives_no_devices(fixture_text):
+    devices, warnings = parsed(fixture_text, 'cx3_fdr56_two_cas_ports_p.txt')
+    assert devices == {}
+    full, dummy = parsed(fixture_text, 'cx3_fdr56_two_cas.txt')
+    guids = [full[name]['ports'][port]['port_guid'] for name in sorted(full) for port in sorted(full[name]['ports'])]
+    assert warnings == [
+        'ibstat: the text is the `ibstat -p` form (port GUIDs only): %s; it names no CA, so no device or port '
+        'facts are read from it: save plain `ibstat` output for those' % ', '.join(guids)]
+
+
+def test_short_form_keeps_device_facts_and_says_ports_are_missing(fixture_text):
+    devices, warnings = parsed(fixture_text, 'cx3_fdr56_two_cas_short_s.txt')
+    full, dummy = parsed(fixture_text, 'cx3_fdr56_two_cas.txt')
+    for name in ('mlx4_0', 'mlx4_1'):
+        assert devices[name] == dict(full[name], ports={})
+    assert len(warnings) == 1
+    assert '`ibstat -s` form' in warnings[0] and 'port state, rate, link layer' in warnings[0]
+
+
+def test_list_form_followed_by_an_error_line(fixture_text):
+    # an -l listing pasted together with the ibpanic of a later plain ibstat run
+    text = fixture_text('ibstat', 'cx3_fdr56_two_cas_list_l.txt') + fixture_text('ibstat', 'ibpanic_only.txt')
+    devices, warnings = parse_ibstat(text)
+    assert sorted(devices) == ['mlx4_0', 'mlx4_1']
+    assert warnings[1] == ("ibstat: ignored unreadable line 3: "
+                           "\"ibpanic: [7851] main: stat of IB device 'mlx5_1' failed: Invalid argument\"")
+    assert len(warnings) == 2
+
+
+def test_terminal_escapes_of_a_pasted_copy_are_removed(fixture_text):
+    text = fixture_text('ibstat', 'cx3_fdr56_two_cas.txt')
+    coloured = text.replace("CA 'mlx4_1'", "^[[1mCA 'mlx4_1'^[[0m").replace('State: Active', '\x1b[32mState: Active\x1b[0m')
+    assert parse_ibstat(coloured) == parse_ibstat(text)
+
+
 def test_nothing_parseable_names_the_line(fixture_text):
     with pytest.raises(IbstatParseError) as error:
         parsed(fixture_text, 'ibpanic_only.txt')
@@ -201,3 +265,19 @@ def test_summary_of_no_devices():
     assert summarize({}, 'sysfs') == {
         'source': 'sysfs', 'devices': {}, 'ca_names': [], 'active_ports': 0,
         'min_active_rate_gbps': None, 'link_layers': []}
+
+
+def test_boot_time_copy_of_the_roce_qos_role_imports_alone(tmp_path):
+    # the module_utils files roles/roce_qos/tasks/install.yml copies, and only those, beside roce_qos_apply.py
+    root = Path(__file__).resolve().parents[4]
+    install = (root / 'roles' / 'roce_qos' / 'tasks' / 'install.yml').read_text()
+    copied = re.findall(r'plugins/module_utils/(\w+[.]py)"', install)
+    assert 'ibstat.py' in copied
+    for name in copied:
+        shutil.copy(root / 'plugins' / 'module_utils' / name, tmp_path / name)
+    code = ('import sys; sys.path.insert(0, "."); import roce_host, ibstat; '
+            'print(ibstat.summarize({"mlx5_0": ibstat.new_device()}, "sysfs")["ca_names"])')
+    result = subprocess.run([sys.executable, '-I', '-c', code], cwd=str(tmp_path), capture_output=True, text=True,
+                            check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "['mlx5_0']\n"

@@ -55,16 +55,88 @@ def test_unreadable_cuda_value_is_null_never_true(fixture_text):
     assert "'fals'" in warnings[0]
 
 
-def test_mpi_extensions_alone_does_not_make_it_cuda_aware():
-    with pytest.raises(MpiInfoParseError) as err:
-        parse_ompi_info('          MPI extensions: affinity, cuda, pcollreq\n')
-    assert err.value.command == 'ompi_info --parsable --all'
+def test_mpi_extensions_alone_does_not_make_it_cuda_aware(fixture_text):
+    # `ompi_info | grep -i cuda` without --all, on Open MPI 4 and 5: the extensions list is all it shows
+    for name in ('debian12-openmpi-4.1.4-grep-cuda.txt', 'debian13-openmpi-5.0.7-grep-cuda.txt'):
+        text = fixture_text('ompi_info', name)
+        assert 'cuda' in text and len(text.splitlines()) == 1
+        facts, warnings = parse_ompi_info(text)
+        assert facts == {'implementation': 'Open MPI', 'version': None, 'cuda_aware': None}
+        assert len(warnings) == 2
+        assert warnings[1].startswith('ompi_info (human-readable form): no "mpi_built_with_cuda_support" parameter')
+        assert 'names cuda on builds without CUDA support' in warnings[1]
 
 
-def test_human_readable_output_is_rejected_naming_the_line(fixture_text):
+@pytest.mark.parametrize('name', ['debian12-openmpi-4.1.4-all-grep-cuda.txt', 'debian13-openmpi-5.0.7-all-grep-cuda.txt',
+                                  'openmpi-human-readable-all-grep-cuda.txt'])
+def test_human_readable_grep_cuda_gives_cuda_aware(fixture_text, name):
+    # `ompi_info --all | grep -i cuda`: Open MPI 4.1.4 and 5.0.7 print the opal_ informational line with
+    # the mpi_ name as a synonym and the mpi_ parameter line; the 2020 paste has only the opal_ line
+    text = fixture_text('ompi_info', name)
+    assert 'MPI extensions: affinity, cuda' in text
+    facts, warnings = parse_ompi_info(text)
+    assert facts == {'implementation': 'Open MPI', 'version': None, 'cuda_aware': False}
+    assert warnings == ["ompi_info (human-readable form): no 'Open MPI:' line; version unknown"]
+
+
+def test_human_readable_true_value_and_version_line(fixture_text):
+    # the Open MPI 5.0.7 lines with the value a CUDA-aware build prints, and the version line of plain ompi_info
+    text = fixture_text('ompi_info', 'debian13-openmpi-5.0.7-all-grep-cuda.txt').replace(
+        '"mpi_built_with_cuda_support" (current value: "false"', '"mpi_built_with_cuda_support" (current value: "true"').replace(
+        '"opal_built_with_cuda_support" (current value: "false"', '"opal_built_with_cuda_support" (current value: "true"')
+    facts, warnings = parse_ompi_info('                Open MPI: 5.0.7\n' + text)
+    assert facts == {'implementation': 'Open MPI', 'version': '5.0.7', 'cuda_aware': True}
+    assert warnings == []
+
+
+def test_open_mpi_5_full_parsable_output(fixture_text):
+    text = fixture_text('ompi_info', 'debian13-openmpi-5.0.7-parsable-all.txt')
+    assert 'mca:opal:base:param:opal_built_with_cuda_support:synonym:name:mpi_built_with_cuda_support' in text
+    facts, warnings = parse_ompi_info(text)
+    assert facts == {'implementation': 'Open MPI', 'version': '5.0.7', 'cuda_aware': False}
+    assert warnings == []
+
+
+def test_open_mpi_5_opal_name_alone_is_read(fixture_text):
+    # `grep opal_built_with_cuda_support`: the value under the opal_ name, mpi_ only as its synonym:name
+    text = fixture_text('ompi_info', 'debian13-openmpi-5.0.7-parsable-grep-opal.txt')
+    assert 'mca:mpi:base:param:mpi_built_with_cuda_support:value' not in text
+    facts, warnings = parse_ompi_info(text)
+    assert facts['cuda_aware'] is False
+    assert warnings == ['ompi_info --parsable --all: no ompi:version:full line; version unknown']
+    as_true = text.replace('opal_built_with_cuda_support:value:false', 'opal_built_with_cuda_support:value:true')
+    assert parse_ompi_info(as_true)[0]['cuda_aware'] is True
+
+
+def test_disagreeing_cuda_lines_leave_it_unknown(fixture_text):
+    text = fixture_text('ompi_info', 'debian13-openmpi-5.0.7-no-proc-ucx-error.txt').replace(
+        'mca:opal:base:param:opal_built_with_cuda_support:value:false',
+        'mca:opal:base:param:opal_built_with_cuda_support:value:true')
+    facts, warnings = parse_ompi_info(text)
+    assert facts['cuda_aware'] is None
+    assert 'disagree' in warnings[0]
+
+
+def test_ucx_error_line_in_ompi_info_output_is_skipped_and_named(fixture_text):
+    # recorded in a chroot without /proc: UCX logs to stdout before ompi_info prints anything
+    text = fixture_text('ompi_info', 'debian13-openmpi-5.0.7-no-proc-ucx-error.txt')
+    facts, warnings = parse_ompi_info(text)
+    assert facts == {'implementation': 'Open MPI', 'version': '5.0.7', 'cuda_aware': False}
+    assert len(warnings) == 1
+    assert warnings[0].startswith("ompi_info: ignored unreadable line 1: '[")
+    assert warnings[0].endswith("UCX  ERROR failed to get boot id'")
+
+
+def test_terminal_escapes_in_a_pasted_ompi_info(fixture_text):
+    text = fixture_text('ompi_info', 'debian12-openmpi-4.1.4-cuda-check.txt')
+    coloured = text.replace('mca:mpi', '^[[01;31m^[[Kmca:mpi').replace(':value:false', ':value:false^[[m^[[K')
+    assert parse_ompi_info(coloured) == parse_ompi_info(text)
+
+
+def test_foreign_text_is_rejected_naming_the_line():
     with pytest.raises(MpiInfoParseError) as err:
-        parse_ompi_info(fixture_text('ompi_info', 'openmpi-human-readable-all-grep-cuda.txt'))
-    assert err.value.line == '          MPI extensions: affinity, cuda, pcollreq'
+        parse_ompi_info('bash: ompi_info: command not found\n')
+    assert err.value.line == 'bash: ompi_info: command not found'
     assert '--parsable --all' in str(err.value)
 
 
@@ -75,6 +147,7 @@ def test_empty_ompi_info_output_is_rejected():
 
 @pytest.mark.parametrize('name, version, with_cuda', [
     ('debian12-ucx-1.13.1-v.txt', '1.13.1', False),
+    ('debian13-ucx-1.18.1-v.txt', '1.18.1', False),
     ('ucx-1.16.0-cuda-v.txt', '1.16.0', True),
     ('ucx-1.17.0-hpcx-v.txt', '1.17.0', True),
 ])
@@ -121,6 +194,29 @@ def test_ucx_version_garbage_is_rejected():
     assert err.value.line.startswith('ucx_info: error while loading')
 
 
+def test_ucx_error_line_in_version_output_is_skipped_and_named(fixture_text):
+    facts, warnings = parse_ucx_version(fixture_text('ucx_info', 'debian13-ucx-1.18.1-v-no-proc.txt'))
+    assert facts == {'version': '1.18.1', 'configured_with_cuda': False}
+    assert len(warnings) == 1
+    assert warnings[0].startswith("ucx_info -v: ignored unreadable line 1: '[")
+    assert warnings[0].endswith("sys.c:306  UCX  ERROR failed to get boot id'")
+
+
+def test_debian13_transports(fixture_text):
+    transports, warnings = parse_ucx_devices(fixture_text('ucx_info', 'debian13-ucx-1.18.1-d.txt'))
+    assert transports == ['cma', 'posix', 'self', 'sysv', 'tcp']
+    assert warnings == []
+
+
+def test_ucx_error_lines_in_devices_output_keep_the_rest(fixture_text):
+    # without /sys the tcp domain has no device: the transports listed are what UCX found, the errors are named
+    transports, warnings = parse_ucx_devices(fixture_text('ucx_info', 'debian13-ucx-1.18.1-d-no-proc.txt'))
+    assert transports == ['cma', 'posix', 'self', 'sysv']
+    assert len(warnings) == 5
+    assert "UCX  ERROR scandir(/sys/class/net) failed: No such file or directory'" in warnings[2]
+    assert all(warning.startswith('ucx_info -d: ignored unreadable line ') for warning in warnings)
+
+
 def test_debian_transports_have_no_cuda(fixture_text):
     transports, warnings = parse_ucx_devices(fixture_text('ucx_info', 'debian12-ucx-1.13.1-d.txt'))
     assert transports == ['cma', 'posix', 'self', 'sysv', 'tcp']
@@ -155,6 +251,18 @@ def test_mpi_facts_combines_all_three(fixture_text):
     assert facts == {
         'implementation': 'Open MPI', 'version': '4.1.4', 'cuda_aware': False,
         'ucx': {'version': '1.13.1', 'configured_with_cuda': False,
+                'transports': ['cma', 'posix', 'self', 'sysv', 'tcp']},
+    }
+    assert warnings == []
+
+
+def test_mpi_facts_of_debian13(fixture_text):
+    facts, warnings = mpi_facts(fixture_text('ompi_info', 'debian13-openmpi-5.0.7-parsable-all.txt'),
+                                fixture_text('ucx_info', 'debian13-ucx-1.18.1-v.txt'),
+                                fixture_text('ucx_info', 'debian13-ucx-1.18.1-d.txt'))
+    assert facts == {
+        'implementation': 'Open MPI', 'version': '5.0.7', 'cuda_aware': False,
+        'ucx': {'version': '1.18.1', 'configured_with_cuda': False,
                 'transports': ['cma', 'posix', 'self', 'sysv', 'tcp']},
     }
     assert warnings == []

@@ -3,6 +3,8 @@
 """The nvidia-smi topo -m parser on recorded outputs (tests/unit/fixtures/nvidia-smi-topo/SOURCES.md)."""
 from __future__ import annotations
 import copy
+import random
+import re
 
 import pytest
 
@@ -30,6 +32,10 @@ CASES = {
                                      ['mlx5_%d' % i for i in range(1, 9)]),
     'rtx4090-8gpu-2nic-no-legend.txt': (8, 2, 'SYS', [], '0-55,112-167', False, [None, None]),
     'h100-8gpu-nv18-truncated.txt': (8, 9, 'NV18', ['NIC8'], '0-79', True, [None] * 9),
+    'h200-1gpu-4nic-caret-escapes.txt': (1, 4, None, ['mlx5_7', 'mlx5_8'], '169,171,173', False,
+                                         ['mlx5_1', 'mlx5_2', 'mlx5_7', 'mlx5_8']),
+    'dgx-a100-8gpu-nv12-realigned-mixed.txt': (8, 10, 'NV12', ['mlx5_0', 'mlx5_1'], '48-63,176-191', True,
+                                               ['mlx5_%d' % i for i in range(10)]),
 }
 
 # fixtures that are complete and fully named: the parser must not warn about them
@@ -163,6 +169,58 @@ def test_header_only_gives_devices_and_warns(fixture_text):
 def test_tabs_turned_into_spaces_give_the_same_facts(fixture_text, name):
     text = fixture_text(CMD, name)
     assert parse_topology(text.expandtabs(8)) == parse_topology(text)
+
+
+def test_caret_escapes_of_a_terminal_copy_are_removed(fixture_text):
+    # the lmdeploy check_env paste: nvidia-smi's underline shown as the text "^[[4m" ... "^[[0m"
+    text = fixture_text(CMD, 'h200-1gpu-4nic-caret-escapes.txt')
+    assert text.startswith('\t^[[4mGPU0\t') and '\x1b' not in text
+    facts, warnings = parse_topology(text)
+    assert warnings == []
+    assert facts['gpus'] == [{'name': 'GPU0', 'index': 0, 'cpu_affinity': '169,171,173', 'cpus': [169, 171, 173],
+                              'numa_affinity': '1', 'numa_nodes': [1], 'gpu_numa_id': None,
+                              'nearest_nics': ['mlx5_7', 'mlx5_8']}]
+    assert facts['links']['NIC2'] == {'GPU0': 'NODE', 'NIC0': 'SYS', 'NIC1': 'SYS', 'NIC2': 'X', 'NIC3': 'PIX'}
+    # the same paste with the real escape bytes, or with the ESC byte lost on the way, reads the same
+    assert parse_topology(text.replace('^[', '\x1b')) == (facts, [])
+    assert parse_topology(text.replace('^[', '')) == (facts, [])
+
+
+def test_matrix_realigned_by_hand_reads_as_the_original(fixture_text):
+    realigned = fixture_text(CMD, 'dgx-a100-8gpu-nv12-realigned-mixed.txt')
+    row = realigned.splitlines()[5]
+    assert row.startswith('GPU4') and '\t' in row and '  ' in row
+    assert parse_topology(realigned) == parse_topology(fixture_text(CMD, 'dgx-a100-8gpu-nv12-nic-legend.txt'))
+
+
+def _realign(text, rng):
+    """The same text as it looks on screen (tab stops of 8), each gap rewritten as a random mix of tabs and spaces."""
+    lines = []
+    for line in text.split('\n'):
+        shown, out, column = line.expandtabs(8), [], 0
+        for match in re.finditer(r'\S+', shown):
+            while column < match.start():
+                stop = (column // 8 + 1) * 8
+                if stop <= match.start() and rng.random() < 0.5:
+                    out.append('\t')
+                    column = stop
+                else:
+                    out.append(' ')
+                    column += 1
+            out.append(match.group())
+            column = match.end()
+        lines.append(''.join(out))
+    return '\n'.join(lines)
+
+
+@pytest.mark.parametrize('name', sorted(CASES))
+def test_any_mix_of_tabs_and_spaces_that_looks_the_same_reads_the_same(fixture_text, name):
+    text = fixture_text(CMD, name)
+    expected = parse_topology(text)
+    rng = random.Random(name)
+    for dummy in range(10):
+        realigned = _realign(text, rng)
+        assert parse_topology(realigned) == expected, realigned
 
 
 def test_header_without_leading_tab_and_mixed_separators(fixture_text):

@@ -51,6 +51,18 @@ def test_output_with_trailing_error_line_warns(run_module, fixture_text):
         "\"ibpanic: [1400444] main: stat of IB device 'mlx5_8' failed: No such file or directory\""]
 
 
+@pytest.mark.parametrize('name, ca_names, form', [
+    ('cx3_fdr56_two_cas_list_l.txt', ['mlx4_0', 'mlx4_1'], '`ibstat -l` form'),
+    ('cx3_fdr56_two_cas_ports_p.txt', [], '`ibstat -p` form'),
+])
+def test_output_in_a_shorter_ibstat_form_gives_what_it_holds_and_warns(run_module, fixture_text, name, ca_names, form):
+    result = run_module(ib_facts, {'output': fixture_text('ibstat', name)})
+    assert not result.get('failed')
+    ib = result['ansible_facts']['ib']
+    assert (ib['ca_names'], ib['active_ports'], ib['min_active_rate_gbps']) == (ca_names, 0, None)
+    assert len(result['warnings']) == 1 and form in result['warnings'][0]
+
+
 def test_unparseable_output_fails_naming_command_and_line(run_module, fixture_text):
     result = run_module(ib_facts, {'output': fixture_text('ibstat', 'ibpanic_only.txt')})
     assert result['failed'] is True

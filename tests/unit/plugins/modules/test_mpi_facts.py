@@ -83,13 +83,20 @@ def test_only_ucx_texts(run_module, fixture_text, fake_bin):
     assert mpi['ucx'] == {'version': '1.17.0', 'configured_with_cuda': True, 'transports': CUDA_BUILD_TRANSPORTS}
 
 
-def test_unparseable_text_fails_naming_command_and_line(run_module, fixture_text):
-    result = run_module(mpi_facts, {
-        'ompi_info_output': fixture_text('ompi_info', 'openmpi-human-readable-all-grep-cuda.txt'),
-    })
+def test_unparseable_text_fails_naming_command_and_line(run_module):
+    result = run_module(mpi_facts, {'ompi_info_output': 'bash: ompi_info: command not found\n'})
     assert result['failed'] is True
     assert 'ompi_info --parsable --all' in result['msg']
-    assert 'MPI extensions: affinity, cuda, pcollreq' in result['msg']
+    assert 'bash: ompi_info: command not found' in result['msg']
+
+
+def test_human_readable_grep_is_read(run_module, fixture_text):
+    result = run_module(mpi_facts, {
+        'ompi_info_output': fixture_text('ompi_info', 'debian13-openmpi-5.0.7-all-grep-cuda.txt'),
+    })
+    assert not result.get('failed')
+    assert result['ansible_facts']['mpi']['cuda_aware'] is False
+    assert result['warnings'] == ["ompi_info (human-readable form): no 'Open MPI:' line; version unknown"]
 
 
 def test_missing_ompi_info_fails_naming_it(run_module, fake_bin):
