@@ -3,7 +3,9 @@ SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
 .DEFAULT_GOAL := help
 LAB_NODES ?= 4
-export LAB_NODES
+# the lab nodes' Debian: bookworm or trixie (tools/lab refuses anything else)
+LAB_SUITE ?= bookworm
+export LAB_NODES LAB_SUITE
 
 .PHONY: help setup lint sanity ansible-lint unit pytest molecule build test demo lab lab-down clean gpu-proof gpu-proof-bundle
 
@@ -45,10 +47,10 @@ build: setup ## build the collection tarball, install it offline, ansible-doc ev
 test: setup ## lint + unit + pytest + molecule (results kept per file hash) + build: what CI runs
 	@tools/run.sh test
 
-demo: setup ## bring the lab up, run site.yml and the validation on it
+demo: setup ## bring the lab up (LAB_NODES, LAB_SUITE), run site.yml and the validation on it
 	@tools/demo.sh
 
-lab: setup ## start a lab of LAB_NODES (default 4) Debian nodes
+lab: setup ## start a lab of LAB_NODES (default 4) Debian LAB_SUITE (bookworm, or trixie) nodes
 	@tools/lab up $(LAB_NODES)
 
 lab-down: ## remove the lab: containers, networks, firewall rules, proxy
