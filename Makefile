@@ -3,12 +3,23 @@ SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
 .DEFAULT_GOAL := help
 LAB_NODES ?= 4
-export LAB_NODES
+# the lab nodes' Debian: bookworm or trixie (tools/lab refuses anything else)
+LAB_SUITE ?= bookworm
+export LAB_NODES LAB_SUITE
 
-.PHONY: help setup lint sanity ansible-lint unit pytest molecule build test demo lab lab-down clean
+.PHONY: help setup lint sanity ansible-lint unit pytest molecule build test demo lab lab-down clean gpu-proof gpu-proof-bundle
+
+# gpu-proof runs on a GPU node without network, so it does not run setup. A machine that lacks what it needs stops
+# here, before make runs anything: one line saying what is missing (tests/gpu/proof.sh --check).
+ifneq ($(filter gpu-proof,$(MAKECMDGOALS)),)
+GPU_PROOF_MISSING := $(shell tests/gpu/proof.sh --check)
+ifneq ($(GPU_PROOF_MISSING),)
+$(error $(GPU_PROOF_MISSING))
+endif
+endif
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-17s %s\n", $$1, $$2}'
 
 setup: ## venv, dependency collections, Debian packages the tests need (idempotent)
 	@tools/setup.sh
@@ -36,14 +47,20 @@ build: setup ## build the collection tarball, install it offline, ansible-doc ev
 test: setup ## lint + unit + pytest + molecule (results kept per file hash) + build: what CI runs
 	@tools/run.sh test
 
-demo: setup ## bring the lab up, run site.yml and the validation on it
+demo: setup ## bring the lab up (LAB_NODES, LAB_SUITE), run site.yml and the validation on it
 	@tools/demo.sh
 
-lab: setup ## start a lab of LAB_NODES (default 4) Debian nodes
+lab: setup ## start a lab of LAB_NODES (default 4) Debian LAB_SUITE (bookworm, or trixie) nodes
 	@tools/lab up $(LAB_NODES)
 
 lab-down: ## remove the lab: containers, networks, firewall rules, proxy
 	@tools/lab down
+
+gpu-proof: ## on an NVIDIA node (no network): CUDA-aware MPI from the bundle, facts, GPU allreduce, smoke training; outputs in GPU_PROOF_OUT
+	@tests/gpu/proof.sh
+
+gpu-proof-bundle: setup ## on a networked machine: the UCX/Open MPI tarballs and wheels gpu-proof needs, in .cache/gpu-proof-bundle
+	@.venv/bin/python tests/gpu/bundle.py
 
 clean: lab-down ## remove the lab, the venv and every cache
 	rm -rf .venv .cache tests/output

@@ -41,9 +41,9 @@ stage_units() {
 
 stage_pytest() {
   # no lab needed: the playbooks against inventories the tests write (inventory checks, per-OS variables), and the
-  # benchmark scripts under this machine's Open MPI
+  # benchmark scripts under this machine's Open MPI, and what `make gpu-proof` does where there is no GPU
   # two workers: most of the time is ansible-playbook starting up, and CI machines have two cores
-  python -m pytest tests/playbooks tests/bench -q -p no:cacheprovider -n 2
+  python -m pytest tests/playbooks tests/bench tests/gpu -q -p no:cacheprovider -n 2
 }
 
 # A scenario's result is kept under the hash of every file that can change it (the git-visible tree minus docs, the

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright (c) hpcfabric maintainers
 """Filters of the validate role: ring_rounds, threshold_inputs, allreduce_threshold, allreduce_verdict,
-isolation_verdict, preflight_problems, interface_states, host_problems, hostfile_entries, pair_results,
-report_runs, mpi_launch_tools.
+isolation_verdict, preflight_problems, interface_states, host_problems, hostfile_entries,
+mpirun_error, pair_results, train_smoke_verdict, report_runs, mpi_launch_tools.
 
 Each filter is documented in its own file beside this one (ring_rounds.yml, ...), as ansible-doc looks
 documentation up by filter name. The logic is in module_utils/validate_checks.py (the decisions) and
@@ -23,12 +23,15 @@ preflight_problems = as_filter('preflight_problems', validate_checks.preflight_p
 interface_states = as_filter('interface_states', validate_collect.interface_states)
 host_problems = as_filter('host_problems', validate_collect.host_problems)
 hostfile_entries = as_filter('hostfile_entries', validate_collect.hostfile_entries)
+mpirun_error = as_filter('mpirun_error', validate_collect.mpirun_error)
 pair_results = as_filter('pair_results', validate_collect.pair_results)
+train_smoke_verdict = as_filter('train_smoke_verdict', validate_collect.train_smoke_verdict)
 report_runs = as_filter('report_runs', validate_collect.report_runs)
 mpi_launch_tools = as_filter('mpi_launch_tools', mpi_local_fact.launch_tools)
 
 _FILTERS = (ring_rounds, threshold_inputs, allreduce_threshold, allreduce_verdict, isolation_verdict,
-            preflight_problems, interface_states, host_problems, hostfile_entries, pair_results, report_runs, mpi_launch_tools)
+            preflight_problems, interface_states, host_problems, hostfile_entries, mpirun_error, pair_results,
+            train_smoke_verdict, report_runs, mpi_launch_tools)
 
 
 class FilterModule(object):

@@ -2,13 +2,14 @@
 # Copyright (c) hpcfabric maintainers
 """The nvidia_driver role's decisions, as plain functions.
 
-What the host has (NVIDIA PCI functions: GPUs, NVSwitches, GPUs older than Turing), what the role installs for a
+What the host has (NVIDIA PCI functions: GPUs, NVSwitches, GPUs older than Turing; whether the board has
+fourth-generation NVSwitches, which are not on the PCI bus), what the role installs for a
 given OS, source, branch and setting (package names and the package sets, the repository, the CUDA toolkits), which
 driver version it installs and at which full version each package that must match the driver is, and what changed
 in the kernel module packages. The role's YAML reads the dicts that ``driver_plan``, ``resolve_driver``,
 ``installed_versions`` and ``module_changes`` return, through the filters of plugins/filter/nvidia_driver.py; the
-module nvidia_pci_facts uses ``read_pci_functions`` and ``classify_pci`` on the host, so this file is stdlib only and
-runs on Python 3.8.
+module nvidia_pci_facts uses ``read_pci_functions``, ``read_nvlink_bridges`` and ``classify_pci`` on the host, so this
+file is stdlib only and runs on Python 3.8. docs/nvidia_driver.md says where the NVSwitch facts come from.
 """
 from __future__ import annotations
 
@@ -24,6 +25,26 @@ _NVSWITCH_CLASS = re.compile(r'^0x0680')
 # that drives the older ones, and CUDA 13 no longer builds for them.
 TURING_FIRST_DEVICE = 0x1e00
 
+# Fourth-generation NVSwitches (NVLink 5: DGX/HGX B200, B300, HGX B100) are not PCI devices of the host: NVIDIA's
+# Fabric Manager user guide (release 2.3, "NVIDIA HGX B200/B300 GPU Baseboard") says they are reached through a
+# ConnectX-7 bridge on the baseboard, whose limited PFs carry the vendor-specific VPD field SMDL with the value SW_MNG
+# (the FM unit's start script finds them that way). The board is also known by its GPUs: these are the pci.ids
+# (pciutils/pciids) device ids of the GPUs of those baseboards. GB200/GB300 (0x2941, 0x31c2, 0x31c3) are NVL72
+# compute trays whose NVSwitches sit in switch trays run by NVOS, so they are not among them.
+MELLANOX_VENDOR = '0x15b3'
+NVLINK_MANAGEMENT_VPD = b'SW_MNG'
+NVSWITCH_GEN4_GPUS = {
+    0x2901: 'B200',
+    0x2909: 'HGX B200 168GB',
+    0x2920: 'TS4 / B100',
+    0x29bc: 'B100',
+    0x3182: 'B300 SXM6 AC',
+}
+# the guide's minimum driver for HGX B200/B300 and B100 ("Minimum NVIDIA Driver/Fabric Manager Version")
+NVSWITCH_GEN4_MIN_BRANCH = 570
+# the largest VPD the PCI specification allows (a 15-bit address); sysfs serves no more
+_VPD_MAX = 32768
+
 # CUDA releases with a toolkit package (cuda-toolkit-X-Y) in NVIDIA's repositories, oldest first; an OS offers those
 # from its first one on (13.3 was the newest in the ubuntu2404 index in May 2026; a mirror with a later one:
 # nvidia_driver_cuda_offered)
@@ -38,6 +59,13 @@ NVIDIA_REPOSITORIES = 'https://developer.download.nvidia.com/compute/cuda/repos/
 _REPOSITORY_ARCH = {'x86_64': 'x86_64', 'aarch64': 'sbsa'}
 
 PACKAGE_SCHEMES = ('debian', 'ubuntu', 'redhat')
+# NVLSM from NVIDIA's CUDA repository (calendar-versioned, e.g. 2025.10.12-1: not tied to the driver), and Debian's and
+# Ubuntu's rdma-core packages the Fabric Manager user guide names ("Other NVIDIA Software Packages")
+_APT_NVLINK5 = ('nvlsm', 'libibumad3', 'infiniband-diags')
+# Packages a site may add that NVIDIA builds for one driver version (version = the driver's, name with the branch up
+# to R575/R580): the NVLink 5 metapackage, the fabric manager, NSCQ, NVSDM, IMEX
+_DRIVER_COUPLED = re.compile(r'^(nvlink5?|nvidia-fabric-?manager|cuda-drivers-fabricmanager|libnvidia-nscq|libnvsdm'
+                             r'|nvidia-imex)(?:-([0-9]+))?$')
 _EPOCH = re.compile(r'^[0-9]+:')
 _RELEASE = re.compile(r'-[^-]*$')
 
@@ -52,6 +80,28 @@ def _read_attribute(directory, name):
         return None
 
 
+def _read_vpd(directory):
+    try:
+        with open(os.path.join(directory, 'vpd'), 'rb') as vpd:
+            return vpd.read(_VPD_MAX)
+    except OSError:
+        return b''
+
+
+def _vendor_functions(devices_dir, vendor):
+    if not os.path.isdir(devices_dir):
+        raise ValueError('no such directory: %s' % devices_dir)
+    functions = []
+    for slot in sorted(os.listdir(devices_dir)):
+        path = os.path.join(devices_dir, slot)
+        if (_read_attribute(path, 'vendor') or '').lower() != vendor:
+            continue
+        pci_class, device = _read_attribute(path, 'class'), _read_attribute(path, 'device')
+        if pci_class and device:
+            functions.append({'slot': slot, 'class': pci_class.lower(), 'device': device.lower(), 'path': path})
+    return functions
+
+
 def read_pci_functions(devices_dir):
     """NVIDIA's PCI functions under ``devices_dir`` (sysfs' /sys/bus/pci/devices), in slot order.
 
@@ -59,17 +109,23 @@ def read_pci_functions(devices_dir):
     (``0x030200``, ``0x2330``). Entries without a readable vendor, class or device are passed over. Raises
     ValueError when ``devices_dir`` is not a directory.
     """
-    if not os.path.isdir(devices_dir):
-        raise ValueError('no such directory: %s' % devices_dir)
-    functions = []
-    for slot in sorted(os.listdir(devices_dir)):
-        path = os.path.join(devices_dir, slot)
-        if (_read_attribute(path, 'vendor') or '').lower() != NVIDIA_VENDOR:
-            continue
-        pci_class, device = _read_attribute(path, 'class'), _read_attribute(path, 'device')
-        if pci_class and device:
-            functions.append({'slot': slot, 'class': pci_class.lower(), 'device': device.lower()})
-    return functions
+    return [{k: f[k] for k in ('slot', 'class', 'device')} for f in _vendor_functions(devices_dir, NVIDIA_VENDOR)]
+
+
+def vpd_marks_nvlink_management(vpd):
+    """Whether a PCI function's VPD (bytes) carries SW_MNG, the SMDL value of an NVLink management bridge port."""
+    return NVLINK_MANAGEMENT_VPD in vpd
+
+
+def read_nvlink_bridges(devices_dir):
+    """The ConnectX bridge functions for NVLink management under ``devices_dir``, in slot order.
+
+    Mellanox/NVIDIA networking functions (vendor 0x15b3) whose ``vpd`` marks them (``vpd_marks_nvlink_management``);
+    ``[{'slot', 'class', 'device'}]`` as ``read_pci_functions``. sysfs lets only root read ``vpd``: an unreadable one
+    counts as unmarked. Raises ValueError when ``devices_dir`` is not a directory.
+    """
+    return [{k: f[k] for k in ('slot', 'class', 'device')} for f in _vendor_functions(devices_dir, MELLANOX_VENDOR)
+            if vpd_marks_nvlink_management(_read_vpd(f['path']))]
 
 
 def _device_number(function):
@@ -80,17 +136,26 @@ def _device_number(function):
                          % (function['slot'], function['device'])) from None
 
 
-def classify_pci(functions):
-    """GPUs, NVSwitches and the GPUs older than Turing among NVIDIA's PCI functions.
+def classify_pci(functions, bridges=()):
+    """GPUs, NVSwitches, the GPUs older than Turing and a fourth-generation NVSwitch board, from NVIDIA's PCI functions
+    and the NVLink management bridges (``read_nvlink_bridges``).
 
-    Returns ``{'gpus': [function], 'nvswitches': [function], 'pre_turing': ['<slot> (<device>)'], 'gpu_count': n}``.
+    Returns ``{'gpus': [function], 'nvswitches': [function], 'pre_turing': ['<slot> (<device>)'], 'gpu_count': n,
+    'nvlink_bridges': [function], 'nvswitch_gen4': bool, 'nvswitch_gen4_evidence': [str]}``: the board has
+    fourth-generation NVSwitches when a GPU of such a baseboard or a bridge is present; the evidence names each.
     """
     gpus = [f for f in functions if _GPU_CLASS.match(f['class'])]
+    evidence = ['%s GPU %s (%s)' % (g['slot'], g['device'], NVSWITCH_GEN4_GPUS[_device_number(g)])
+                for g in gpus if _device_number(g) in NVSWITCH_GEN4_GPUS]
+    evidence += ['%s NVLink management bridge %s (VPD SW_MNG)' % (b['slot'], b['device']) for b in bridges]
     return {
         'gpus': gpus,
         'nvswitches': [f for f in functions if _NVSWITCH_CLASS.match(f['class'])],
         'pre_turing': ['%s (%s)' % (g['slot'], g['device']) for g in gpus if _device_number(g) < TURING_FIRST_DEVICE],
         'gpu_count': len(gpus),
+        'nvlink_bridges': list(bridges),
+        'nvswitch_gen4': bool(evidence),
+        'nvswitch_gen4_evidence': evidence,
     }
 
 
@@ -135,7 +200,9 @@ def package_names(scheme, source, branch, version=None, open_modules=True, kerne
 
     Returns a dict: ``userspace_packages`` (the first is the one whose version is the driver's), ``module_packages``,
     ``modules_pinned`` (whether the module packages carry the driver's version), ``persistenced_packages``,
-    ``fabricmanager_package``, ``pinning_package`` (the apt package that holds the branch, or ''),
+    ``fabricmanager_package``, ``nvlink5_packages`` (what a fourth-generation NVSwitch board adds to the fabric manager:
+    the NVLink Subnet Manager first, then the umad library and infiniband-diags the Fabric Manager user guide asks for;
+    empty where the source has no NVLSM), ``pinning_package`` (the apt package that holds the branch, or ''),
     ``unpinned_packages`` (follow the kernel, not the driver), ``headers_packages`` (of ``kernel``, for DKMS) and
     ``module_stream`` (EL's DNF module stream, or '').
     """
@@ -155,6 +222,7 @@ def package_names(scheme, source, branch, version=None, open_modules=True, kerne
             # up to R575 the fabric manager carries the branch in its name; from R580 the version alone ties it to
             # the driver
             'fabricmanager_package': 'nvidia-fabricmanager' if number >= 580 else 'nvidia-fabricmanager-%s' % branch,
+            'nvlink5_packages': list(_APT_NVLINK5),
             'pinning_package': pinning,
             'unpinned_packages': [],
             'headers_packages': apt_headers,
@@ -171,6 +239,7 @@ def package_names(scheme, source, branch, version=None, open_modules=True, kerne
             'persistenced_packages': ['nvidia-persistenced'],
             # one name for every branch; the module stream selects the branch
             'fabricmanager_package': 'nvidia-fabric-manager',
+            'nvlink5_packages': ['nvlsm', 'libibumad', 'infiniband-diags'],
             'pinning_package': '',
             'unpinned_packages': [],
             'headers_packages': ['kernel-devel-' + kernel, 'kernel-headers-' + kernel],
@@ -192,6 +261,8 @@ def package_names(scheme, source, branch, version=None, open_modules=True, kerne
             'persistenced_packages': ['nvidia-compute-utils-' + server],
             # Ubuntu's archive keeps the branch in the fabric manager's name
             'fabricmanager_package': 'nvidia-fabricmanager-%s' % branch,
+            # nvlsm is published in NVIDIA's CUDA repository only
+            'nvlink5_packages': [],
             'pinning_package': '',
             # the flavour's metapackage brings the modules of every later kernel of that flavour, so a kernel update
             # never boots without them (-generic; HWE kernels: nvidia_driver_ubuntu_kernel_flavour, e.g.
@@ -211,6 +282,7 @@ def package_names(scheme, source, branch, version=None, open_modules=True, kerne
         'modules_pinned': True,
         'persistenced_packages': ['nvidia-compute-utils' + suffix],
         'fabricmanager_package': 'nvidia-fabricmanager' if number >= 580 else 'nvidia-fabricmanager-%s' % branch,
+        'nvlink5_packages': list(_APT_NVLINK5),
         'pinning_package': pinning,
         'unpinned_packages': [],
         'headers_packages': apt_headers,
@@ -231,36 +303,90 @@ def repository(repo_dir, architecture, url=None, keyring_url=None, key_file=''):
     return {'arch': arch, 'name': 'cuda-%s-%s' % (repo_dir, arch), 'url': base, 'keyring_url': keyring_url or base + key_file}
 
 
+def split_extra(extra, branch):
+    """``extra`` packages as ``(coupled, other, problems)``: those NVIDIA builds for one driver version (the NVLink 5
+    metapackage, fabric manager, NSCQ, NVSDM, IMEX: they must be the driver's version like the fabric manager), the
+    rest, and ``<name> is built for branch <b>`` for each coupled one whose name carries another branch."""
+    coupled, other, problems = [], [], []
+    for name in extra:
+        match = _DRIVER_COUPLED.match(name)
+        if not match:
+            other.append(name)
+        elif match.group(2) and match.group(2) != str(branch):
+            problems.append('%s is built for branch %s' % (name, match.group(2)))
+        else:
+            coupled.append(name)
+    return coupled, other, problems
+
+
+def nvlink5_problems(branch, open_modules, nvlink5_packages, fabricmanager_enabled):
+    """What stops a board with fourth-generation NVSwitches from getting its fabric: ``[{'variable', 'problem'}]``.
+
+    The guide's minimum driver branch (570), the open kernel modules (the only ones Blackwell runs), and a source
+    without the NVLink Subnet Manager while the fabric manager is to be installed.
+    """
+    problems = []
+    if _branch_number(branch) < NVSWITCH_GEN4_MIN_BRANCH:
+        problems.append({'variable': 'nvidia_driver_branch',
+                         'problem': 'fourth-generation NVSwitch boards need driver branch %d or later, the branch is %s'
+                         % (NVSWITCH_GEN4_MIN_BRANCH, branch)})
+    if not open_modules:
+        problems.append({'variable': 'nvidia_driver_open',
+                         'problem': 'the Blackwell GPUs of fourth-generation NVSwitch boards run only with the open '
+                                    'kernel modules (nvidia_driver_open: true)'})
+    if fabricmanager_enabled and not nvlink5_packages:
+        problems.append({'variable': 'nvidia_driver_source',
+                         'problem': "the source has no NVLink Subnet Manager (nvlsm, published in NVIDIA's CUDA "
+                                    'repository only), which the fabric manager of fourth-generation NVSwitch boards '
+                                    'needs (nvidia_driver_source: cuda_repo)'})
+    return problems
+
+
 def driver_plan(scheme, source, branch, version=None, open_modules=True, kernel='', flavour=None,
-                persistenced=True, fabricmanager='auto', nvswitch_count=0, dcgm_package=None,
+                persistenced=True, fabricmanager='auto', nvswitch_count=0, nvswitch_gen4=False, dcgm_package=None,
                 cuda_versions=(), cuda_first=None, cuda_offered=None, extra=(),
                 repo_dir='', architecture='x86_64', repo_url=None, keyring_url=None, key_file=''):
     """Everything the role decides before it reads the repository, as one dict.
 
     The keys of ``package_names``, and ``fabricmanager_enabled`` (``fabricmanager`` is always, or auto with an
-    NVSwitch), ``pinned_packages`` (must be the driver's exact version, and are held), ``other_packages`` (installed
-    at whatever version: kernel-versioned modules, toolkits, ``dcgm_package`` when not None, ``extra``),
-    ``watched_packages`` (whose installed versions the role records), ``version_package`` (the package whose version
-    is the driver's), ``services``, the ``repository`` keys prefixed ``repo_`` (``keyring_url`` as is), and
-    ``cuda_available``, ``cuda_not_offered`` and ``cuda_branch_problems`` for ``cuda_versions``.
+    NVSwitch on the PCI bus or ``nvswitch_gen4``, a board with fourth-generation NVSwitches), ``nvlink5_enabled``
+    (the fabric manager on such a board: it needs the NVLink Subnet Manager and ``boot_modules``, ib_umad),
+    ``nvlink5_problems`` (``nvlink5_problems`` on such a board), ``pinned_packages`` (must be the driver's exact
+    version, and are held: the driver's, and ``extra`` packages built for one driver version), ``other_packages``
+    (installed at whatever version: kernel-versioned modules, the NVLSM set, toolkits, ``dcgm_package`` when not None,
+    the other ``extra``), ``extra_branch_problems`` (``split_extra``), ``watched_packages`` (whose installed versions
+    the role records), ``version_package`` (the package whose version is the driver's), ``services``, the
+    ``repository`` keys prefixed ``repo_`` (``keyring_url`` as is), and ``cuda_available``, ``cuda_not_offered`` and
+    ``cuda_branch_problems`` for ``cuda_versions``.
     """
     names = package_names(scheme, source, branch, version, open_modules, kernel, flavour)
-    fabricmanager_enabled = fabricmanager == 'always' or (fabricmanager == 'auto' and nvswitch_count > 0)
+    fabricmanager_enabled = fabricmanager == 'always' or (fabricmanager == 'auto'
+                                                          and (nvswitch_count > 0 or bool(nvswitch_gen4)))
+    nvlink5 = fabricmanager_enabled and bool(nvswitch_gen4)
+    nvlink5_set = names['nvlink5_packages'] if nvlink5 else []
+    coupled, uncoupled, extra_problems = split_extra(extra, branch)
     modules = names['module_packages']
     pinned = (names['userspace_packages'] + (modules if names['modules_pinned'] else [])
               + (names['persistenced_packages'] if persistenced else [])
-              + ([names['fabricmanager_package']] if fabricmanager_enabled else []))
-    other = ((modules if not names['modules_pinned'] else []) + names['unpinned_packages']
-             + toolkit_packages(cuda_versions) + ([dcgm_package] if dcgm_package else []) + list(extra))
+              + ([names['fabricmanager_package']] if fabricmanager_enabled else []) + coupled)
+    other = ((modules if not names['modules_pinned'] else []) + names['unpinned_packages'] + nvlink5_set
+             + toolkit_packages(cuda_versions) + ([dcgm_package] if dcgm_package else []) + uncoupled)
     available = cuda_available(cuda_first, cuda_offered)
     repo = repository(repo_dir, architecture, repo_url, keyring_url, key_file)
     plan = dict(names)
     plan.update({
         'fabricmanager_enabled': fabricmanager_enabled,
+        'nvlink5_enabled': nvlink5,
+        'nvlink5_problems': (nvlink5_problems(branch, open_modules, names['nvlink5_packages'], fabricmanager_enabled)
+                             if nvswitch_gen4 else []),
+        'boot_modules': ['ib_umad'] if nvlink5 else [],
         'pinned_packages': pinned,
         'other_packages': other,
-        'watched_packages': pinned + [m for m in modules if m not in pinned],
+        'extra_branch_problems': extra_problems,
+        'watched_packages': pinned + [m for m in modules if m not in pinned] + nvlink5_set[:1],
         'version_package': names['userspace_packages'][0],
+        # on a fourth-generation board the fabric manager's unit starts the NVLink Subnet Manager before the fabric
+        # manager itself (the guide's "Fabric Manager Service File"): no service of its own
         'services': ((['nvidia-persistenced'] if persistenced else [])
                      + (['nvidia-fabricmanager'] if fabricmanager_enabled else [])
                      + (['nvidia-dcgm'] if dcgm_package else [])),

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright (c) hpcfabric maintainers
-"""Pure logic of the validate role: its settings and threshold inputs, isolation rounds, thresholds, verdicts and
-preflight checks.
+"""Pure logic of the validate role: its settings and threshold inputs, isolation rounds, thresholds, verdicts (the
+allreduce, the isolation pairs, the smoke training) and preflight checks.
 
 Inputs are the benchmark JSON of ``files/bench/allreduce.py`` and the facts of the collection's facts modules.
 Bad input raises :class:`ValueError` with a message meant for the sysadmin; the filter plugins turn it into
@@ -24,6 +24,8 @@ DMABUF_MIN_KERNEL = (5, 12)
 DMABUF_MIN_UCX = (1, 14)
 _UP_STATES = ('up', 'unknown')
 _SIZE_UNITS = ('B', 'KiB', 'MiB', 'GiB', 'TiB')
+# the smoke training's two jobs, in the order they run, and how messages name them
+TRAIN_JOBS = {'first': 'smoke training (first job)', 'resumed': 'smoke training (resumed job)'}
 
 
 def human_size(size_bytes):
@@ -341,10 +343,17 @@ def _failure_text(failure):
         format_gbs(failure['busbw_gbs']), human_size(failure['size_bytes']), format_gbs(failure['threshold_gbs']))
 
 
-def allreduce_verdict(bench, threshold, min_size_bytes):
-    """Judge a bench JSON at the sizes >= min_size_bytes: ``{passed, correct, checked, failures, reason}``."""
+def allreduce_verdict(bench, threshold, min_size_bytes, run_error=None):
+    """Judge a bench JSON at the sizes >= min_size_bytes: ``{passed, correct, checked, failures, reason, run_error}``.
+
+    ``run_error`` says how the job that wrote the JSON failed (``validate_collect.mpirun_error``: a non-zero exit),
+    None when it exited 0. A failed job fails the verdict whatever its results; the reason gives the failure, then
+    what the results say.
+    """
     if not isinstance(bench, dict):
         raise ValueError('bench must be the JSON of files/bench/allreduce.py, got %s' % type(bench).__name__)
+    if run_error is not None and not isinstance(run_error, str):
+        raise ValueError('run_error must be the text of how the job failed, or null, got %r' % (run_error,))
     _check_threshold(threshold)
     min_size = _whole(min_size_bytes, 'min_size_bytes (validate_threshold_min_bytes)')
     if min_size < 0:
@@ -388,36 +397,51 @@ def allreduce_verdict(bench, threshold, min_size_bytes):
             format_gbs(lowest['threshold_gbs']))
     if not_in_baseline:
         reason += '; not in the baseline, not checked: %s' % ', '.join(human_size(size) for size in not_in_baseline)
-    return {'passed': correct and not failures, 'correct': correct, 'checked': checked, 'failures': failures,
-            'reason': reason}
+    if run_error:
+        reason = '%s; results: %s' % (run_error, reason)
+    return {'passed': correct and not failures and not run_error, 'correct': correct, 'checked': checked,
+            'failures': failures, 'reason': reason, 'run_error': run_error or None}
 
 
 def _judge_pair(entry, index, threshold, min_size_bytes):
     if not isinstance(entry, dict) or not isinstance(entry.get('hosts'), (list, tuple)) or len(entry['hosts']) != 2:
         raise ValueError('isolation pair %d must be {hosts: [a, b], bench, error}, got %r' % (index, entry))
     hosts = list(entry['hosts'])
+    mpirun_rc = entry.get('mpirun_rc')
     if entry.get('bench') is None:
-        return {'hosts': hosts, 'passed': False, 'busbw_gbs': None,
+        return {'hosts': hosts, 'passed': False, 'busbw_gbs': None, 'mpirun_rc': mpirun_rc,
                 'reason': 'run failed: %s' % (entry.get('error') or 'no results')}
     try:
-        verdict = allreduce_verdict(entry['bench'], threshold, min_size_bytes)
+        # a pair that exited non-zero fails whatever its numbers: it is never the partner a node passed with
+        verdict = allreduce_verdict(entry['bench'], threshold, min_size_bytes, run_error=entry.get('error') or None)
     except ValueError as exc:
         raise ValueError('pair %s: %s' % (' + '.join(hosts), exc))
-    return {'hosts': hosts, 'passed': verdict['passed'],
+    return {'hosts': hosts, 'passed': verdict['passed'], 'mpirun_rc': mpirun_rc,
             'busbw_gbs': min(item['busbw_gbs'] for item in verdict['checked']), 'reason': verdict['reason']}
+
+
+def _exited(pair):
+    """Whether the pair's mpirun exited non-zero (a pair without an exit status, unreachable, did not run)."""
+    rc = pair.get('mpirun_rc')
+    return isinstance(rc, int) and not isinstance(rc, bool) and rc != 0
+
+
+def _pair_text(pair):
+    status = 'exit %s' % pair['mpirun_rc'] if _exited(pair) else None
+    if pair['busbw_gbs'] is None:
+        return 'run failed (%s)' % status if status else 'run failed'
+    text = '%s GB/s' % format_gbs(pair['busbw_gbs'])
+    return '%s but %s' % (text, status) if status else text
 
 
 def _partner_text(pair, node):
     partner = pair['hosts'][1] if pair['hosts'][0] == node else pair['hosts'][0]
-    if pair['busbw_gbs'] is None:
-        return '%s run failed' % partner
-    return '%s %s GB/s' % (partner, format_gbs(pair['busbw_gbs']))
+    return '%s %s' % (partner, _pair_text(pair))
 
 
-def _pair_text(pair):
-    if pair['busbw_gbs'] is None:
-        return 'run failed'
-    return '%s GB/s' % format_gbs(pair['busbw_gbs'])
+def _failing(pairs):
+    # "slow" only where every failure is a measurement; a run that exited non-zero or wrote nothing is not a speed
+    return 'fails' if any(_exited(pair) or pair['busbw_gbs'] is None for pair in pairs) else 'is slow'
 
 
 def isolation_verdict(pairs, threshold, min_size_bytes):
@@ -425,7 +449,8 @@ def isolation_verdict(pairs, threshold, min_size_bytes):
 
     A node is slow when every pair it is in failed; a failed pair of two nodes that are not slow is a suspect
     link. Two nodes alone cannot be told apart from their link: their failed pair is a suspect link and no node
-    is named.
+    is named. A pair whose mpirun exited non-zero (``mpirun_rc``, ``error``) is a failed pair whatever its
+    numbers, so a node never counts as passing through it; the summary says "fails" rather than "is slow" there.
     """
     if not isinstance(pairs, (list, tuple)):
         raise ValueError('isolation pairs must be a list, got %s' % type(pairs).__name__)
@@ -452,17 +477,59 @@ def isolation_verdict(pairs, threshold, min_size_bytes):
     links = [pair['hosts'] for pair in failed if not set(pair['hosts']) & set(slow)]
     result['slow_nodes'] = slow
     result['suspect_links'] = links
+    if all(_exited(pair) for pair in judged):
+        result['summary'] = ('every pair exited non-zero (%d pairs, exit %s): the MPI installation, the job environment '
+                             'or the benchmark fails on every node, not one node'
+                             % (len(judged), ', '.join(str(rc) for rc in sorted(set(pair['mpirun_rc'] for pair in judged)))))
+        return result
     if len(failed) == len(judged):
         lowest = [pair['busbw_gbs'] for pair in judged if pair['busbw_gbs'] is not None]
         result['summary'] = ('every pair failed (%d pairs%s): the fabric as a whole or the threshold is at fault, '
                              'not one node' % (len(judged), ', best %s GB/s' % format_gbs(max(lowest)) if lowest else ''))
         return result
-    parts = ['%s is slow with every partner (%s)' % (node, ', '.join(_partner_text(pair, node) for pair in by_node[node]))
+    parts = ['%s %s with every partner (%s)' % (node, _failing(by_node[node]),
+                                                ', '.join(_partner_text(pair, node) for pair in by_node[node]))
              for node in slow]
-    parts += ['link %s is slow (%s) though both nodes pass with other partners' % (
-        ' - '.join(pair['hosts']), _pair_text(pair)) for pair in failed if pair['hosts'] in links]
+    parts += ['link %s %s (%s) though both nodes pass with other partners' % (
+        ' - '.join(pair['hosts']), _failing([pair]), _pair_text(pair)) for pair in failed if pair['hosts'] in links]
     result['summary'] = '; '.join(parts)
     return result
+
+
+def _train_job_errors(name, summary, run_error):
+    job = TRAIN_JOBS[name]
+    errors = [run_error] if run_error else []
+    if summary is None:
+        return errors + ['%s wrote no summary' % job]
+    if not isinstance(summary, dict):
+        raise ValueError('the %s summary must be the JSON of files/bench/train_smoke.py, got %r' % (name, summary))
+    if summary.get('ok') is not True:
+        errors.append('%s: %s' % (job, '; '.join(str(error) for error in summary.get('errors') or [])
+                                  or 'not ok, without an error'))
+    return errors
+
+
+def train_verdict(first, resumed, run_errors=None):
+    """Judge the smoke training's two jobs: ``{first, resumed, passed, errors}``.
+
+    ``first`` and ``resumed`` are the jobs' JSON summaries of ``files/bench/train_smoke.py`` (None when a job wrote
+    none), ``run_errors`` maps ``first`` and ``resumed`` to how that job's mpirun failed (None when it exited 0).
+    It passes when both jobs exited 0 and say ok, and the resumed job resumed from a checkpoint at the step where the
+    first stopped. ``errors`` has one line per problem, naming the job; the summaries are kept as they are.
+    """
+    run_errors = run_errors or {}
+    if not isinstance(run_errors, dict):
+        raise ValueError('run_errors must map first and resumed to their failure, got %r' % (run_errors,))
+    errors = []
+    for name, summary in (('first', first), ('resumed', resumed)):
+        errors.extend(_train_job_errors(name, summary, run_errors.get(name)))
+    if isinstance(first, dict) and isinstance(resumed, dict):
+        if resumed.get('resumed') is not True:
+            errors.append('%s did not resume from a checkpoint' % TRAIN_JOBS['resumed'])
+        elif resumed.get('start_step') is None or resumed.get('start_step') != first.get('end_step'):
+            errors.append('%s started at step %s, the first job stopped at step %s'
+                          % (TRAIN_JOBS['resumed'], resumed.get('start_step'), first.get('end_step')))
+    return {'first': first, 'resumed': resumed, 'passed': not errors, 'errors': errors}
 
 
 def _version_tuple(text, parts):

@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import base64
 import json
+import signal
 
-# what a failed pair's error keeps of mpirun's stderr: the end, where MPI and the bench say what went wrong
-PAIR_STDERR_LINES = 5
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_checks import TRAIN_JOBS, train_verdict
+
+# what a failed job's message keeps of mpirun's stderr: the end, where the bench says what went wrong and Open MPI
+# names the first rank that failed and its exit code (its banner takes 6 lines once its rules are left out)
+STDERR_LINES = 8
 
 
 def interface_states(facts, names):
@@ -61,26 +65,73 @@ def hostfile_entries(text):
     return entries
 
 
-def _pair_bench(fetched):
-    """The bench JSON a pair's leader fetched with slurp; None when there is none."""
+def _fetched_json(fetched):
+    """The JSON file a ``slurp`` fetched; None when there is none."""
     content = fetched.get('content') if isinstance(fetched, dict) else None
     if content is None:
         return None
     return json.loads(base64.b64decode(content))
 
 
-def _mpirun_error(run):
+def _exit_status(run):
+    """mpirun's exit status from the registered command; None when there is none (an unreachable launcher)."""
+    rc = run.get('rc') if isinstance(run, dict) else None
+    return rc if isinstance(rc, int) and not isinstance(rc, bool) else None
+
+
+def _stderr_tail(run):
+    lines = run.get('stderr_lines')
+    if not isinstance(lines, list):
+        lines = str(run.get('stderr') or '').splitlines()
+    # Open MPI pads its messages and frames them with rules of dashes
+    lines = [' '.join(str(line).split()) for line in lines]
+    return [line for line in lines if line.strip('-')][-STDERR_LINES:]
+
+
+def _status_text(rc):
+    if rc < 0:
+        # the command module's status of a process killed by a signal (mpirun itself)
+        return 'was killed by signal %d%s' % (-rc, _signal_name(-rc))
+    if rc > 128 and _signal_name(rc - 128):
+        # mpirun's status when a rank died of a signal: 128 + the signal
+        return 'exited %d (128 + signal %d%s)' % (rc, rc - 128, _signal_name(rc - 128))
+    return 'exited %d' % rc
+
+
+def _signal_name(number):
+    try:
+        return ', ' + signal.Signals(number).name
+    except ValueError:
+        return ''
+
+
+def mpirun_error(run, job, launcher):
+    """Why a job failed, one line: the job, its exit status, the launcher and the end of stderr; None when it exited 0.
+
+    ``run`` is the job's registered ``command`` result (mpirun), ``job`` what ran (``allreduce on all nodes``,
+    ``isolation pair a + b``, ...) and ``launcher`` the host mpirun ran on. Any exit status but 0 is a failure,
+    whatever the job wrote: a job that writes its results and then dies (in MPI_Finalize, say) does not pass.
+    """
+    for name, value in (('job', job), ('launcher', launcher)):
+        if not isinstance(value, str) or not value:
+            raise ValueError('%s must be a non-empty string, got %r' % (name, value))
     run = run if isinstance(run, dict) else {}
-    stderr = run.get('stderr_lines') or []
-    return 'mpirun exit %s: %s' % (run.get('rc', '?'), ' / '.join(str(line) for line in stderr[-PAIR_STDERR_LINES:]))
+    rc = _exit_status(run)
+    if rc == 0:
+        return None
+    lines = _stderr_tail(run) or ([str(run['msg'])] if run.get('msg') else [])
+    status = 'gave no exit status' if rc is None else _status_text(rc)
+    text = '%s %s (mpirun on %s)' % (job, status, launcher)
+    return text + (': ' + ' / '.join(lines) if lines else '')
 
 
 def pair_results(pairs, runs, fetched):
-    """``[{hosts, bench, error}]``, one per pair of an isolation round, for ``isolation_verdict``.
+    """``[{hosts, bench, error, mpirun_rc}]``, one per pair of an isolation round, for ``isolation_verdict``.
 
     ``runs`` and ``fetched`` are the pairs' leaders' registered results, in the order of ``pairs``: the mpirun
-    ``command`` and the ``slurp`` of the bench JSON. A pair without results gets an error with mpirun's exit status
-    and the end of its stderr; so does one whose results are not JSON.
+    ``command`` and the ``slurp`` of the bench JSON. ``bench`` is the JSON, kept whatever the exit status (None when
+    there is none, or it is not JSON); ``error`` says why the pair failed (``mpirun_error``, or results missing or not
+    JSON), None when it exited 0 with results; ``mpirun_rc`` is the exit status (None when there is none).
     """
     for name, value in (('pairs', pairs), ('runs', runs), ('fetched', fetched)):
         if not isinstance(value, (list, tuple)):
@@ -90,32 +141,66 @@ def pair_results(pairs, runs, fetched):
                          % (len(pairs), len(runs), len(fetched)))
     results = []
     for pair, run, got in zip(pairs, runs, fetched):
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+            raise ValueError('each pair must be [leader, partner], got %r' % (pair,))
+        hosts = [str(host) for host in pair]
+        job = 'isolation pair ' + ' + '.join(hosts)
+        error = mpirun_error(run, job, hosts[0])
         try:
-            bench = _pair_bench(got)
+            bench = _fetched_json(got)
         # a truncated or garbled file (base64 or JSON) is a failed pair, not a failed validation
         except ValueError as exc:
-            results.append({'hosts': list(pair), 'bench': None,
-                            'error': 'results are not JSON (%s); %s' % (exc, _mpirun_error(run))})
-            continue
-        results.append({'hosts': list(pair), 'bench': bench,
-                        'error': None if bench is not None else _mpirun_error(run)})
+            bench = None
+            error = '%s; results are not JSON (%s)' % (error, exc) if error else '%s: results are not JSON (%s)' % (job, exc)
+        if bench is None and error is None:
+            error = '%s wrote no results, though mpirun on %s exited 0' % (job, hosts[0])
+        results.append({'hosts': hosts, 'bench': bench, 'error': error, 'mpirun_rc': _exit_status(run)})
     return results
 
 
-def report_runs(bench, pairs=None):
+def train_smoke_verdict(runs, fetched, launcher):
+    """The smoke training judged: ``{first, resumed, passed, errors, mpirun_rc}``, as ``train_verdict`` and
+    ``mpirun_rc``, each job's exit status (``{first, resumed}``).
+
+    ``runs`` and ``fetched`` are the ``results`` of the looped mpirun ``command`` and ``slurp`` of the summaries,
+    the first job then the resumed job; ``launcher`` is the host both ran on.
+    """
+    for name, value in (('runs', runs), ('fetched', fetched)):
+        if not isinstance(value, (list, tuple)) or len(value) != len(TRAIN_JOBS):
+            raise ValueError('%s must be a list of %d results (%s), got %r'
+                             % (name, len(TRAIN_JOBS), ', '.join(TRAIN_JOBS), value))
+    summaries, run_errors, exit_statuses = {}, {}, {}
+    for (name, job), run, got in zip(TRAIN_JOBS.items(), runs, fetched):
+        run_errors[name] = mpirun_error(run, job, launcher)
+        exit_statuses[name] = _exit_status(run)
+        try:
+            summaries[name] = _fetched_json(got)
+        except ValueError as exc:
+            summaries[name] = None
+            run_errors[name] = ('%s; summary is not JSON (%s)' % (run_errors[name], exc) if run_errors[name]
+                                else '%s: summary is not JSON (%s)' % (job, exc))
+    verdict = train_verdict(summaries['first'], summaries['resumed'], run_errors)
+    verdict['mpirun_rc'] = exit_statuses
+    return verdict
+
+
+def report_runs(bench, pairs=None, mpirun_rc=None):
     """The report's runs: the all-node run, then every pair of the isolation that has results.
 
-    ``bench`` is the all-node bench JSON, ``pairs`` the isolation's ``[{hosts, bench, error}]`` (None when it did
-    not run). Each run is ``{name, hosts, bench}``.
+    ``bench`` is the all-node bench JSON, ``pairs`` the isolation's ``[{hosts, bench, error, mpirun_rc}]`` (None
+    when it did not run), ``mpirun_rc`` the all-node run's exit status. Each run is ``{name, hosts, bench,
+    mpirun_rc}``.
     """
     if not isinstance(bench, dict) or 'world_size' not in bench:
         raise ValueError('bench must be the JSON of files/bench/allreduce.py, got %r' % (bench,))
-    runs = [{'name': 'all nodes (%d ranks)' % bench['world_size'], 'hosts': bench.get('hosts'), 'bench': bench}]
+    runs = [{'name': 'all nodes (%d ranks)' % bench['world_size'], 'hosts': bench.get('hosts'), 'bench': bench,
+             'mpirun_rc': mpirun_rc}]
     for pair in pairs or []:
         if not isinstance(pair, dict) or 'hosts' not in pair:
-            raise ValueError('isolation pairs must be {hosts, bench, error}, got %r' % (pair,))
+            raise ValueError('isolation pairs must be {hosts, bench, error, mpirun_rc}, got %r' % (pair,))
         if pair.get('bench'):
-            runs.append({'name': 'pair ' + ' + '.join(pair['hosts']), 'hosts': pair['hosts'], 'bench': pair['bench']})
+            runs.append({'name': 'pair ' + ' + '.join(pair['hosts']), 'hosts': pair['hosts'], 'bench': pair['bench'],
+                         'mpirun_rc': pair.get('mpirun_rc')})
     return runs
 
 

@@ -61,13 +61,21 @@ def _row_ok(row, limit, checked_size):
     return 'yes' if row.get('busbw_gbs') is not None and row['busbw_gbs'] >= limit else '**no**'
 
 
+def _exit_text(rc):
+    # a run recorded before exit statuses were kept has none
+    if rc is None:
+        return ''
+    return '; mpirun exit status: %s' % (rc if rc == 0 else '**%s**' % rc)
+
+
 def _run_section(run, threshold):
     bench = run.get('bench') or {}
     min_size = threshold.get('min_size_bytes') or 0
     lines = ['### %s' % (run.get('name') or 'run'), '']
     correct = {True: 'yes', False: '**no**'}.get(bench.get('correct'), 'unknown')
-    lines.append('Hosts: %s; %s ranks; results correct: %s' % (
-        _hosts_text(run.get('hosts') or bench.get('hosts')), bench.get('world_size', '?'), correct))
+    lines.append('Hosts: %s; %s ranks; results correct: %s%s' % (
+        _hosts_text(run.get('hosts') or bench.get('hosts')), bench.get('world_size', '?'), correct,
+        _exit_text(run.get('mpirun_rc'))))
     errors = bench.get('errors') or []
     if errors:
         lines.extend(['', 'Errors:', ''] + ['- %s' % _cell(error) for error in errors])
@@ -113,9 +121,13 @@ def _train_section(train):
     if passed is not None:
         title += ': %s' % _verdict_word(passed)
     lines = [title, '']
+    exits = train.get('mpirun_rc')
+    if isinstance(exits, dict):
+        lines += ['mpirun exit status: %s' % ', '.join(
+            '%s %s' % (name, '-' if rc is None else (rc if rc == 0 else '**%s**' % rc)) for name, rc in exits.items()), '']
     for name in sorted(train):
         part = train[name]
-        if isinstance(part, dict):
+        if isinstance(part, dict) and name != 'mpirun_rc':
             rows = [[key, part[key]] for key in sorted(part) if not isinstance(part[key], (dict, list))]
             lines += ['### %s' % name, ''] + _table(['field', 'value'], rows) + ['']
     errors = [error for error in train.get('errors') or [] if error]

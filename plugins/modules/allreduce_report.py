@@ -38,14 +38,16 @@ options:
         C(description), C(min_busbw_gbs), C(per_size_gbs)) plus C(min_size_bytes), the smallest size checked.
         Required.
       - C(verdict) (dict) - the result of the C(hpcfabric.cluster.allreduce_verdict) filter (C(passed), C(correct),
-        C(checked), C(failures), C(reason)). Required.
-      - C(runs) (list of dicts) - C(name), C(hosts) and C(bench) (the JSON of C(files/bench/allreduce.py)) of each run,
-        the full run first, then the isolation pairs; each is a table in report.md and a line in the plot.
+        C(checked), C(failures), C(reason), C(run_error) - how the job failed, a non-zero mpirun exit). Required.
+      - C(runs) (list of dicts) - C(name), C(hosts), C(bench) (the JSON of C(files/bench/allreduce.py)) and
+        C(mpirun_rc) (its exit status) of each run, the full run first, then the isolation pairs; each is a table in
+        report.md and a line in the plot.
       - C(isolation) (dict or null) - the result of the C(hpcfabric.cluster.isolation_verdict) filter, when the pairs ran.
       - C(preflight) (dict) - host name to its list of preflight problems (the C(hpcfabric.cluster.preflight_problems)
         filter); an empty list for a host without problems.
-      - C(train_smoke) (dict or null) - the smoke training summary (C(passed), C(errors) and one dict of fields per
-        job), when it ran.
+      - C(train_smoke) (dict or null) - the smoke training verdict (the C(hpcfabric.cluster.train_smoke_verdict)
+        filter - C(passed), C(errors), C(mpirun_rc) with each job's exit status, and each job's summary), when it
+        ran.
     type: dict
     required: true
   png:

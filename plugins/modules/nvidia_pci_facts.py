@@ -16,7 +16,12 @@ description:
     C(ansible_facts.nvidia_pci) with NVIDIA's (vendor C(0x10de)) GPUs (class C(0x0300xx) VGA or C(0x0302xx) 3D
     controller), NVSwitches (class C(0x0680xx)) and the GPUs older than Turing (PCI device id below C(0x1e00)), which
     the open kernel modules cannot drive and which no branch after R580 supports.
-  - Needs no driver, no privileges and no tool; entries without a readable vendor, class or device are passed over.
+  - Tells a board with fourth-generation NVSwitches (NVLink 5 - DGX/HGX B200, B300, HGX B100), whose switches are not
+    PCI devices of the host, by its GPUs (PCI device ids C(0x2901), C(0x2909), C(0x2920), C(0x29bc), C(0x3182)) or by
+    the ConnectX bridge that manages them - a function of vendor C(0x15b3) whose C(vpd) holds C(SW_MNG), the value of
+    the vendor-specific VPD field SMDL in NVIDIA's Fabric Manager user guide (release 2.3).
+  - Needs no driver and no tool; entries without a readable vendor, class or device are passed over. sysfs lets only
+    root read C(vpd); without privileges the bridges are not seen, and only the GPU ids tell the board.
 options:
   devices_dir:
     description:
@@ -51,6 +56,11 @@ EXAMPLES = r'''
   ansible.builtin.assert:
     that: ansible_facts['nvidia_pci']['gpu_count'] == 8
     fail_msg: "{{ inventory_hostname }}: GPUs at {{ ansible_facts['nvidia_pci']['gpus'] | map(attribute='slot') | join(', ') }}"
+
+- name: Say why a node counts as a fourth-generation NVSwitch board
+  ansible.builtin.debug:
+    msg: "{{ ansible_facts['nvidia_pci']['nvswitch_gen4_evidence'] }}"
+  when: ansible_facts['nvidia_pci']['nvswitch_gen4']
 '''
 
 RETURN = r'''
@@ -83,11 +93,26 @@ ansible_facts:
           description: Number of GPUs.
           type: int
           sample: 8
+        nvlink_bridges:
+          description: C({slot, class, device}) per ConnectX function whose VPD marks it for NVLink management (C(SW_MNG)).
+          type: list
+          elements: dict
+          sample: [{slot: "0000:05:00.1", class: "0x020700", device: "0x1021"}]
+        nvswitch_gen4:
+          description: Whether the board has fourth-generation NVSwitches (a GPU of such a board, or a bridge).
+          type: bool
+          sample: true
+        nvswitch_gen4_evidence:
+          description: What told the board, one line per GPU or bridge.
+          type: list
+          elements: str
+          sample: ["0000:1b:00.0 GPU 0x3182 (B300 SXM6 AC)", "0000:05:00.1 NVLink management bridge 0x1021 (VPD SW_MNG)"]
 '''
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.hpcfabric.cluster.plugins.module_utils.nvidia_driver import classify_pci, read_pci_functions
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.nvidia_driver import (
+    classify_pci, read_nvlink_bridges, read_pci_functions)
 
 
 def main():
@@ -97,7 +122,7 @@ def main():
     )
     devices_dir = module.params['devices_dir']
     try:
-        facts = classify_pci(read_pci_functions(devices_dir))
+        facts = classify_pci(read_pci_functions(devices_dir), read_nvlink_bridges(devices_dir))
     except ValueError as exc:
         module.fail_json(msg=str(exc), devices_dir=devices_dir)
     module.exit_json(changed=False, ansible_facts={'nvidia_pci': facts})

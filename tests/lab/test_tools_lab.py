@@ -42,6 +42,7 @@ def test_an_unknown_command_is_a_usage_error():
 
 @pytest.mark.parametrize('env, message', [
     ({'LAB_NAME': 'Lab-1'}, "LAB_NAME must be 1-10 lowercase letters or digits, starting with a letter (got 'Lab-1')"),
+    ({'LAB_SUITE': 'sid'}, "LAB_SUITE must be one of: bookworm trixie (got 'sid')"),
     ({'LAB_MGMT_SUBNET': '10.77.0.0/16'}, "lab subnets must be IPv4 /24 networks like 10.77.0.0/24 (got '10.77.0.0/16')"),
     ({'LAB_MGMT_SUBNET': '10.99.0.0/24', 'LAB_FABRIC_SUBNET': '10.99.0.0/24'},
      'LAB_MGMT_SUBNET and LAB_FABRIC_SUBNET must differ'),
@@ -49,7 +50,7 @@ def test_an_unknown_command_is_a_usage_error():
     ({'LAB_MIRROR': 'ftp://mirror'}, "LAB_MIRROR must be an http:// URL (got 'ftp://mirror')"),
     ({'LAB_EXTRA_PORTS': '3142'}, 'LAB_EXTRA_PORTS must be TCP port numbers separated by spaces, other than LAB_PROXY_PORT'),
     ({'LAB_INVENTORY': 'relative/inv'}, 'LAB_INVENTORY must be an absolute path'),
-], ids=['name', 'subnet', 'same-subnets', 'proxy-port', 'mirror', 'extra-port', 'inventory'])
+], ids=['name', 'suite', 'subnet', 'same-subnets', 'proxy-port', 'mirror', 'extra-port', 'inventory'])
 @needs_root
 def test_bad_settings_are_refused_naming_the_variable(tmp_path, env, message):
     run = lab('status', env=dict({'LAB_DIR': str(tmp_path / 'lab')}, **env))
@@ -69,7 +70,8 @@ def live_lab(tmp_path_factory):
     if not LIVE:
         pytest.skip('needs root and podman: set HPCFABRIC_LAB_TEST=1 (the molecule stage does)')
     base = tmp_path_factory.mktemp('labtest')
-    env = {'LAB_DIR': str(ROOT / '.cache' / 'lab-test'), 'LAB_NAME': 'labtest', 'LAB_MGMT_SUBNET': '10.77.15.0/24',
+    env = {'LAB_DIR': str(ROOT / '.cache' / 'lab-test'), 'LAB_NAME': 'labtest', 'LAB_SUITE': 'bookworm',
+           'LAB_MGMT_SUBNET': '10.77.15.0/24',
            'LAB_FABRIC_SUBNET': '10.78.15.0/24', 'LAB_PROXY_PORT': '3155', 'LAB_INVENTORY': str(base / 'inventory')}
     lab('down', env=env, check=True)
     lab('up', '2', env=env, check=True)
@@ -113,10 +115,34 @@ LAB_OWN = {'ansible_host', 'ansible_user', 'ansible_python_interpreter', 'ansibl
            'ansible_ssh_common_args', 'fabric_network_interfaces', 'fabric_network_rails', 'validate_report_dir'}
 
 
+def lab_overrides(suite):
+    """What a lab of that suite sets over the example: tools/lab-overrides.yml, then the suite's own file."""
+    overrides = yaml.safe_load((ROOT / 'tools' / 'lab-overrides.yml').read_text())
+    suite_file = ROOT / 'tools' / ('lab-overrides-%s.yml' % suite)
+    if suite_file.exists():
+        overrides.update(yaml.safe_load(suite_file.read_text()))
+    return overrides
+
+
+SUITE_OVERRIDES = sorted((ROOT / 'tools').glob('lab-overrides-*.yml'))
+
+
+@pytest.mark.parametrize('path', SUITE_OVERRIDES, ids=[p.stem for p in SUITE_OVERRIDES])
+def test_a_suite_overrides_file_changes_what_the_example_sets_and_repeats_no_common_override(path):
+    """tools/lab appends both files to one YAML file, where a repeated key would be a duplicate."""
+    suite = path.stem[len('lab-overrides-'):]
+    assert suite in ('bookworm', 'trixie')
+    common = yaml.safe_load((ROOT / 'tools' / 'lab-overrides.yml').read_text())
+    own = yaml.safe_load(path.read_text())
+    assert own and not set(own) & set(common)
+    example = host_variables(ROOT / 'inventories' / 'example', 'b300-01')
+    assert [name for name in own if example.get(name) == own[name]] == []
+
+
 def test_the_inventory_sets_what_the_example_does_but_for_the_overrides_file(live_lab):
     example = host_variables(ROOT / 'inventories' / 'example', 'b300-01')
     node = host_variables(live_lab['LAB_INVENTORY'], 'node01')
-    overrides = yaml.safe_load((ROOT / 'tools' / 'lab-overrides.yml').read_text())
+    overrides = lab_overrides(live_lab['LAB_SUITE'])
     assert not LAB_OWN & set(overrides)
     missing = object()
     differ = {name: (example.get(name, missing), node.get(name, missing))
@@ -131,7 +157,19 @@ def test_the_inventory_sets_what_the_example_does_but_for_the_overrides_file(liv
 def test_status_says_up_with_exit_0(live_lab):
     run = lab('status', env=live_lab)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "lab 'labtest'" in run.stdout and 'up, 2 nodes' in run.stdout
+    assert "lab 'labtest'" in run.stdout and 'up, 2 nodes (Debian bookworm)' in run.stdout
+
+
+def test_up_on_another_suite_is_refused_while_the_lab_is_up(live_lab):
+    run = lab('up', '2', env=dict(live_lab, LAB_SUITE='trixie'))
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "lab 'labtest' is already up on bookworm, not LAB_SUITE=trixie" in run.stderr
+
+
+@pytest.mark.parametrize('node', ['10.77.15.11', '10.77.15.12'])
+def test_each_node_runs_the_suite_the_lab_was_asked_for(live_lab, node):
+    run = on_node(live_lab, node, '. /etc/os-release && echo "$VERSION_CODENAME"')
+    assert run.stdout.strip() == 'bookworm', run.stdout + run.stderr
 
 
 @pytest.mark.parametrize('node', ['10.77.15.11', '10.77.15.12'])

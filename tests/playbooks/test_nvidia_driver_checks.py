@@ -11,11 +11,17 @@ repository, the CUDA releases, the version resolution) is unit-tested in
 tests/unit/plugins/module_utils/test_nvidia_driver.py.
 """
 from __future__ import annotations
-# PCI functions: (vendor, class, device)
+# PCI functions: (vendor, class, device[, vpd]); ids from pci.ids (pciutils/pciids): 10de:3182 "GB110 [B300 SXM6 AC]",
+# 10de:2901 "GB100 [B200]", 15b3:1021 "MT2910 Family [ConnectX-7]"
 H100 = ('0x10de', '0x030200', '0x2330')
 NVSWITCH = ('0x10de', '0x068000', '0x22a3')
 V100 = ('0x10de', '0x030200', '0x1db1')
 NIC = ('0x15b3', '0x020000', '0x1021')
+B300 = ('0x10de', '0x030200', '0x3182')
+B200 = ('0x10de', '0x030200', '0x2901')
+# the limited PF of the HGX baseboard's ConnectX-7 bridge: its VPD carries SW_MNG in the vendor field SMDL (NVIDIA
+# Fabric Manager user guide, release 2.3); here that one keyword
+BRIDGE = ('0x15b3', '0x020700', '0x1021', b'V3\x0bSMDL=SW_MNG')
 # a site's own mirror of the CUDA repository on a private network, without TLS
 MIRROR = 'http://mirror.cluster.internal/cuda/ubuntu2404/x86_64/'
 
@@ -40,12 +46,14 @@ def hosts(tmp_path, cases):
     for name, (os_key, functions, role_vars) in cases.items():
         devices = tmp_path / 'pci' / name
         devices.mkdir(parents=True)
-        for i, (vendor, pci_class, device) in enumerate(functions):
+        for i, (vendor, pci_class, device, *vpd) in enumerate(functions):
             function = devices / ('0000:%02x:00.0' % (0x17 + i * 0x24))
             function.mkdir()
             (function / 'vendor').write_text(vendor + '\n')
             (function / 'class').write_text(pci_class + '\n')
             (function / 'device').write_text(device + '\n')
+            for data in vpd:
+                (function / 'vpd').write_bytes(data)
         result[name] = (os_key, dict({'nvidia_driver_pci_devices_dir': str(devices)}, **role_vars))
     return result
 
@@ -72,6 +80,12 @@ PASSES = {
     'http_mirror': ('ubuntu2404', [H100], {'nvidia_driver_repo_url': MIRROR, 'nvidia_driver_allow_http': True}),
     'file_mirror': ('rocky9', [H100], {'nvidia_driver_repo_url': 'file:///srv/mirror/cuda/rhel9/x86_64/',
                                        'nvidia_driver_keyring_url': 'file:///srv/mirror/cuda/D42D0685.pub'}),
+    # fourth-generation NVSwitch boards: an HGX B300 with its bridge, an HGX B200 told by its GPUs alone, with the
+    # guide's metapackage and IMEX of the branch; and a bridge whose GPUs are not (yet) known by id
+    'hgx_b300': ('ubuntu2404', [BRIDGE, B300, B300, NIC], {'nvidia_driver_cuda_versions': ['12.9']}),
+    'hgx_b200_el9': ('rocky9', [B200], {'nvidia_driver_branch': '570',
+                                        'nvidia_driver_packages_extra': ['nvlink5-570', 'nvidia-imex-570']}),
+    'bridge_only': ('debian12', [BRIDGE, H100], {}),
 }
 
 
@@ -83,6 +97,11 @@ def test_every_supported_os_passes_with_a_sound_configuration(os_play, tmp_path)
     assert [s['slot'] for s in run.out['ubuntu2204']['nvswitches']] == ['0000:3b:00.0']
     assert run.out['v100']['pre_turing'] == ['0000:17:00.0 (0x1db1)']
     assert run.out['nogpu_skip']['gpu_count'] == 0
+    assert [run.out[h]['nvswitch_gen4'] for h in ('hgx_b300', 'hgx_b200_el9', 'bridge_only', 'ubuntu2204')] == \
+        [True, True, True, False]
+    assert run.out['hgx_b300']['nvswitch_gen4_evidence'] == [
+        '0000:3b:00.0 GPU 0x3182 (B300 SXM6 AC)', '0000:5f:00.0 GPU 0x3182 (B300 SXM6 AC)',
+        '0000:17:00.0 NVLink management bridge 0x1021 (VPD SW_MNG)']
 
 
 # one host per bad setting, all in one run: each fails at its own check, before the role would change anything
@@ -148,6 +167,20 @@ REFUSALS = {
     'cuda_not_on_rocky9': ('rocky9', [H100], {'nvidia_driver_cuda_versions': ['11.6']},
                            "nvidia_driver_cuda_versions on cuda_not_on_rocky9: CUDA 11.6 is not offered by NVIDIA's "
                            "rhel9 repository (it offers 11.7, 11.8,"),
+    # fourth-generation NVSwitch boards (the Fabric Manager user guide's minimum R570, open modules only on Blackwell,
+    # NVLSM from NVIDIA's CUDA repository only) and extra packages of another branch
+    'b200_on_565': ('ubuntu2204', [B200], {'nvidia_driver_branch': '565'},
+                    'nvidia_driver_branch on b200_on_565: fourth-generation NVSwitch boards need driver branch 570 or '
+                    'later, the branch is 565; fourth-generation NVSwitch board: 0000:17:00.0 GPU 0x2901 (B200)'),
+    'b300_proprietary': ('debian12', [B300], {'nvidia_driver_open': False},
+                         'nvidia_driver_open on b300_proprietary: the Blackwell GPUs of fourth-generation NVSwitch '
+                         'boards run only with the open kernel modules'),
+    'b300_canonical': ('ubuntu2404', [BRIDGE, B300], {'nvidia_driver_source': 'canonical'},
+                       "nvidia_driver_source on b300_canonical: the source has no NVLink Subnet Manager (nvlsm, "
+                       "published in NVIDIA's CUDA repository only)"),
+    'extra_other_branch': ('ubuntu2404', [B300], {'nvidia_driver_packages_extra': ['nvlink5-575', 'jq']},
+                           'nvidia_driver_packages_extra on extra_other_branch: nvlink5-575 is built for branch 575, '
+                           'and nvidia_driver_branch is 580'),
 }
 
 

@@ -19,8 +19,9 @@ BENCH = {'world_size': 2, 'device': 'cpu', 'hosts': ['a', 'b'], 'mpi': {'library
 def test_filters_are_registered():
     filters = FilterModule().filters()
     assert sorted(filters) == ['allreduce_threshold', 'allreduce_verdict', 'host_problems', 'hostfile_entries',
-                               'interface_states', 'isolation_verdict', 'mpi_launch_tools', 'pair_results',
-                               'preflight_problems', 'report_runs', 'ring_rounds', 'threshold_inputs']
+                               'interface_states', 'isolation_verdict', 'mpi_launch_tools', 'mpirun_error',
+                               'pair_results', 'preflight_problems', 'report_runs', 'ring_rounds', 'threshold_inputs',
+                               'train_smoke_verdict']
     assert all(filters[name].__name__ == name for name in filters)
 
 
@@ -53,7 +54,12 @@ def test_filters_pass_arguments_through():
     assert filters['host_problems']({'a': ['fab0: not present']}) == ['a: fab0: not present']
     assert filters['hostfile_entries']('a-fab slots=8\n') == [{'name': 'a-fab', 'slots': 8}]
     assert filters['pair_results']([['a', 'b']], [{'rc': 255, 'stderr_lines': ['ssh: b: no route']}], [{}]) == [
-        {'hosts': ['a', 'b'], 'bench': None, 'error': 'mpirun exit 255: ssh: b: no route'}]
+        {'hosts': ['a', 'b'], 'bench': None, 'mpirun_rc': 255,
+         'error': 'isolation pair a + b exited 255 (mpirun on a): ssh: b: no route'}]
+    assert filters['mpirun_error']({'rc': 3, 'stderr_lines': ['Exit code: 3']}, 'allreduce on all nodes', 'a') == (
+        'allreduce on all nodes exited 3 (mpirun on a): Exit code: 3')
+    train = filters['train_smoke_verdict']([{'rc': 0}, {'rc': 0}], [{}, {}], 'a')
+    assert (train['passed'], train['mpirun_rc']) == (False, {'first': 0, 'resumed': 0})
     assert filters['report_runs'](BENCH, [])[0]['name'] == 'all nodes (2 ranks)'
 
 
@@ -70,6 +76,8 @@ def test_filters_pass_arguments_through():
     ('host_problems', ({'a': None},), {}, '^host_problems: the problems of a must be a list'),
     ('hostfile_entries', ('a slots=x',), {}, '^hostfile_entries: hostfile line 1: slots=x is not a slot count'),
     ('pair_results', ([['a', 'b']], [], []), {}, '^pair_results: one run and one fetched result per pair'),
+    ('mpirun_error', ({'rc': 1}, 'allreduce', ''), {}, '^mpirun_error: launcher must be a non-empty string'),
+    ('train_smoke_verdict', ([], [], 'a'), {}, '^train_smoke_verdict: runs must be a list of 2 results'),
     ('report_runs', ({},), {}, '^report_runs: bench must be the JSON'),
 ])
 def test_errors_become_filter_errors(name, args, kwargs, message):

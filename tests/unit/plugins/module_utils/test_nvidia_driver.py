@@ -68,6 +68,74 @@ def test_read_pci_functions_refuses_a_missing_directory(tmp_path):
         nd.read_pci_functions(str(tmp_path / 'nope'))
 
 
+# pci.ids (github.com/pciutils/pciids, pci.ids, commit 006181e2c5d5): 10de:3182 "GB110 [B300 SXM6 AC]",
+# 10de:2901 "GB100 [B200]", 10de:2941 "GB100 [HGX GB200]", 10de:22a3 "GH100 [H100 NVSwitch]", 15b3:1021 "MT2910 Family
+# [ConnectX-7]". Classes as NVIDIA's Fabric Manager user guide (release 2.3) shows them with lspci: the GPUs are 3D
+# controllers, the HGX B200/B300 baseboard's ConnectX-7 bridge functions InfiniBand controllers (class 0x0207).
+B300 = {'slot': '0000:1b:00.0', 'class': '0x030200', 'device': '0x3182'}
+B200 = {'slot': '0000:1b:00.0', 'class': '0x030200', 'device': '0x2901'}
+GB200 = {'slot': '0009:01:00.0', 'class': '0x030200', 'device': '0x2941'}
+BRIDGE = {'slot': '0000:05:00.1', 'class': '0x020700', 'device': '0x1021'}
+
+
+def vpd_image(vendor_fields):
+    """A VPD image in the PCI format (identifier string tag 0x82, read-only keywords tag 0x90, end tag 0x78), with
+    the vendor-specific keywords given. No real dump of a bridge's VPD is published: the guide names the field (SMDL)
+    and its value (SW_MNG); the rest is what a ConnectX card's VPD holds (PN, EC, SN)."""
+    def large(tag, data):
+        return bytes([tag, len(data) & 0xff, len(data) >> 8]) + data
+    keywords = b''.join(key.encode() + bytes([len(value)]) + value.encode() for key, value in
+                        [('PN', 'MCX750500B-0D00'), ('EC', 'A6'), ('SN', 'MT2402X00001')] + list(vendor_fields))
+    return large(0x82, b'NVIDIA ConnectX-7 HHHL adapter card') + large(0x90, keywords + b'RV\x01\x00') + b'\x78'
+
+
+def test_a_b300_or_b200_board_has_fourth_generation_nvswitches_though_none_is_on_the_bus():
+    pci = nd.classify_pci([B300, dict(B300, slot='0000:43:00.0')])
+    assert (pci['nvswitches'], pci['nvswitch_gen4']) == ([], True)
+    assert pci['nvswitch_gen4_evidence'] == ['0000:1b:00.0 GPU 0x3182 (B300 SXM6 AC)',
+                                             '0000:43:00.0 GPU 0x3182 (B300 SXM6 AC)']
+    assert nd.classify_pci([B200])['nvswitch_gen4_evidence'] == ['0000:1b:00.0 GPU 0x2901 (B200)']
+
+
+def test_the_nvlink_management_bridge_alone_tells_the_board():
+    pci = nd.classify_pci([], [BRIDGE])
+    assert pci['nvlink_bridges'] == [BRIDGE]
+    assert pci['nvswitch_gen4_evidence'] == ['0000:05:00.1 NVLink management bridge 0x1021 (VPD SW_MNG)']
+
+
+def test_hopper_with_nvswitches_on_the_bus_and_gb200_trays_are_not_fourth_generation_boards():
+    # an HGX H100 shows its third-generation NVSwitches as PCI bridges; a GB200 compute tray has no switch of its own
+    for functions in ([H100, NVSWITCH], [GB200], [T4]):
+        pci = nd.classify_pci(functions)
+        assert (pci['nvswitch_gen4'], pci['nvswitch_gen4_evidence'], pci['nvlink_bridges']) == (False, [], [])
+
+
+def test_vpd_marks_a_bridge_port_by_its_sw_mng_field():
+    assert nd.vpd_marks_nvlink_management(vpd_image([('V3', 'SMDL=SW_MNG')]))
+    assert not nd.vpd_marks_nvlink_management(vpd_image([('V3', 'SMDL=')]))
+    assert not nd.vpd_marks_nvlink_management(b'')
+
+
+def test_read_nvlink_bridges_keeps_the_marked_connectx_functions(tmp_path):
+    write_function(tmp_path, '0000:05:00.0', '0x15b3', '0x020700', '0x1021')
+    write_function(tmp_path, '0000:05:00.1', '0x15b3', '0x020700', '0x1021')
+    write_function(tmp_path, '0000:17:00.0', '0x15b3', '0x020000', '0x1021')
+    write_function(tmp_path, '0000:1b:00.0', '0x10de', '0x030200', '0x3182')
+    # the full-capability PF of the bridge has no SW_MNG, the limited PF has; a fabric NIC has none
+    (tmp_path / '0000:05:00.0' / 'vpd').write_bytes(vpd_image([('V3', 'SMDL=')]))
+    (tmp_path / '0000:05:00.1' / 'vpd').write_bytes(vpd_image([('V3', 'SMDL=SW_MNG')]))
+    (tmp_path / '0000:17:00.0' / 'vpd').write_bytes(vpd_image([]))
+    # a GPU never counts, whatever its VPD says
+    (tmp_path / '0000:1b:00.0' / 'vpd').write_bytes(b'SW_MNG')
+    assert nd.read_nvlink_bridges(str(tmp_path)) == [{'slot': '0000:05:00.1', 'class': '0x020700', 'device': '0x1021'}]
+
+
+def test_read_nvlink_bridges_counts_an_unreadable_vpd_as_unmarked(tmp_path):
+    write_function(tmp_path, '0000:05:00.1', '0x15b3', '0x020700', '0x1021')
+    (tmp_path / '0000:05:00.1' / 'vpd').mkdir()
+    assert nd.read_nvlink_bridges(str(tmp_path)) == []
+
+
 # --- CUDA -----------------------------------------------------------------------------------------------------------
 
 def test_cuda_available_from_the_first_release_of_the_repository():
@@ -117,6 +185,7 @@ def test_ubuntu_cuda_repo_drops_the_branch_from_names_at_590():
         'modules_pinned': True,
         'persistenced_packages': ['nvidia-compute-utils-580'],
         'fabricmanager_package': 'nvidia-fabricmanager',
+        'nvlink5_packages': ['nvlsm', 'libibumad3', 'infiniband-diags'],
         'pinning_package': 'nvidia-driver-pinning-580',
         'unpinned_packages': [],
         'headers_packages': ['linux-headers-6.8.0-45-generic'],
@@ -162,10 +231,11 @@ def test_repository_mirror_loses_extra_slashes_and_arm_uses_sbsa():
 
 def test_plan_package_sets_and_services():
     plan = nd.driver_plan('debian', 'cuda_repo', '580', persistenced=False, fabricmanager='never',
-                          nvswitch_count=4, dcgm_package='datacenter-gpu-manager-4-cuda12', extra=['nvidia-imex'])
-    assert plan['pinned_packages'] == ['nvidia-driver-cuda', 'nvidia-kernel-open-dkms']
-    assert plan['other_packages'] == ['datacenter-gpu-manager-4-cuda12', 'nvidia-imex']
-    assert plan['watched_packages'] == ['nvidia-driver-cuda', 'nvidia-kernel-open-dkms']
+                          nvswitch_count=4, dcgm_package='datacenter-gpu-manager-4-cuda12', extra=['nvidia-imex', 'jq'])
+    # IMEX is built for one driver version: it is pinned and held with the driver, jq is not
+    assert plan['pinned_packages'] == ['nvidia-driver-cuda', 'nvidia-kernel-open-dkms', 'nvidia-imex']
+    assert plan['other_packages'] == ['datacenter-gpu-manager-4-cuda12', 'jq']
+    assert plan['watched_packages'] == ['nvidia-driver-cuda', 'nvidia-kernel-open-dkms', 'nvidia-imex']
     assert plan['services'] == ['nvidia-dcgm']
     assert plan['fabricmanager_enabled'] is False
     assert plan['version_package'] == 'nvidia-driver-cuda'
@@ -176,6 +246,61 @@ def test_plan_reports_cuda_not_offered_and_too_new_for_the_branch():
     assert plan['cuda_not_offered'] == ['12.8', '13.0']
     assert plan['cuda_branch_problems'] == ['CUDA 13.0 needs driver branch 580 or later']
     assert plan['other_packages'] == ['cuda-toolkit-12-8', 'cuda-toolkit-13-0']
+
+
+def test_a_fourth_generation_board_gets_the_fabric_manager_nvlsm_and_ib_umad_without_nvswitches_on_the_bus():
+    plan = nd.driver_plan('ubuntu', 'cuda_repo', '580', kernel='6.8.0-45-generic', nvswitch_count=0,
+                          nvswitch_gen4=True)
+    assert (plan['fabricmanager_enabled'], plan['nvlink5_enabled']) == (True, True)
+    assert plan['pinned_packages'][-1] == 'nvidia-fabricmanager'
+    assert plan['other_packages'] == ['nvlsm', 'libibumad3', 'infiniband-diags']
+    assert plan['watched_packages'][-1] == 'nvlsm'
+    assert plan['boot_modules'] == ['ib_umad']
+    # the fabric manager's unit starts NVLSM: no service of its own
+    assert plan['services'] == ['nvidia-persistenced', 'nvidia-fabricmanager']
+    assert plan['nvlink5_problems'] == []
+
+
+def test_without_the_fabric_manager_a_fourth_generation_board_gets_no_nvlsm():
+    plan = nd.driver_plan('debian', 'cuda_repo', '580', fabricmanager='never', nvswitch_gen4=True)
+    assert (plan['fabricmanager_enabled'], plan['nvlink5_enabled'], plan['boot_modules']) == (False, False, [])
+    assert 'nvlsm' not in plan['other_packages'] + plan['watched_packages']
+
+
+def test_other_boards_keep_their_plan():
+    # fabric manager always (switches not visible) on a non-NVLink-5 host: no NVLSM, no ib_umad
+    plan = nd.driver_plan('debian', 'cuda_repo', '575', fabricmanager='always', nvswitch_count=0)
+    assert (plan['fabricmanager_enabled'], plan['nvlink5_enabled'], plan['boot_modules']) == (True, False, [])
+    assert plan['other_packages'] == [] and plan['nvlink5_problems'] == []
+
+
+def test_a_fourth_generation_board_refuses_an_old_branch_proprietary_modules_and_a_source_without_nvlsm():
+    plan = nd.driver_plan('ubuntu', 'canonical', '565', open_modules=False, kernel='6.8.0-45-generic',
+                          nvswitch_gen4=True)
+    variables = [p['variable'] for p in plan['nvlink5_problems']]
+    assert variables == ['nvidia_driver_branch', 'nvidia_driver_open', 'nvidia_driver_source']
+    assert plan['nvlink5_problems'][0]['problem'] == \
+        'fourth-generation NVSwitch boards need driver branch 570 or later, the branch is 565'
+    # nothing to install from: the NVLSM set is empty, the fabric manager stays
+    assert plan['other_packages'][:2] == ['linux-modules-nvidia-565-server-6.8.0-45-generic',
+                                          'linux-modules-nvidia-565-server-generic']
+    # without the fabric manager, a source without NVLSM is no obstacle
+    plan = nd.driver_plan('ubuntu', 'canonical', '580', kernel='6.8.0-45-generic', fabricmanager='never',
+                          nvswitch_gen4=True)
+    assert plan['nvlink5_problems'] == []
+
+
+def test_extra_packages_built_for_one_driver_are_pinned_and_must_be_of_the_branch():
+    coupled, other, problems = nd.split_extra(
+        ['nvlink5-580', 'nvlink5', 'libnvsdm-575', 'nvidia-imex-580', 'nvidia-fabricmanager-570', 'libnvidia-nscq',
+         'nvlink-580', 'cuda-drivers-fabricmanager-580', 'jq', 'cuda-toolkit-12-8', 'nvlsm'], '580')
+    assert coupled == ['nvlink5-580', 'nvlink5', 'nvidia-imex-580', 'libnvidia-nscq', 'nvlink-580',
+                       'cuda-drivers-fabricmanager-580']
+    assert other == ['jq', 'cuda-toolkit-12-8', 'nvlsm']
+    assert problems == ['libnvsdm-575 is built for branch 575', 'nvidia-fabricmanager-570 is built for branch 570']
+    plan = nd.driver_plan('debian', 'cuda_repo', '580', extra=['libnvsdm-575'])
+    assert plan['extra_branch_problems'] == ['libnvsdm-575 is built for branch 575']
+    assert 'libnvsdm-575' not in plan['pinned_packages'] + plan['other_packages']
 
 
 # The matrix the role's playbook test used to dump: each OS's variable files (layered the way tasks/set_vars.yml
@@ -237,6 +362,21 @@ MATRIX = {
                              'nvidia-fabric-manager'],
          'headers_packages': ['kernel-devel-4.18.0-553.el8_10.x86_64', 'kernel-headers-4.18.0-553.el8_10.x86_64'],
          'cuda_first': '11.0', 'cuda_branch_problems': []}),
+    # an HGX B300 (no NVSwitch on the bus) on Ubuntu 24.04 and an HGX B200 on Rocky 9: the fabric manager at the
+    # driver's version, NVLSM and the OS's umad library and infiniband-diags
+    'ubuntu2404_b300': (
+        {'os_family': 'Debian', 'distribution': 'Ubuntu', 'distribution_major_version': '24'},
+        dict(branch='580', kernel='6.8.0-45-generic', nvswitch_gen4=True, cuda_versions=['12.9']),
+        {'pinned_packages': ['libnvidia-compute-580', 'nvidia-utils-580', 'nvidia-dkms-580-open',
+                             'nvidia-compute-utils-580', 'nvidia-fabricmanager'],
+         'other_packages': ['nvlsm', 'libibumad3', 'infiniband-diags', 'cuda-toolkit-12-9'],
+         'boot_modules': ['ib_umad'], 'nvlink5_problems': []}),
+    'rocky9_b200': (
+        {'os_family': 'RedHat', 'distribution': 'Rocky', 'distribution_major_version': '9'},
+        dict(branch='575', kernel='5.14.0-427.13.1.el9_4.x86_64', nvswitch_gen4=True),
+        {'pinned_packages': ['nvidia-driver-cuda', 'kmod-nvidia-open-dkms', 'nvidia-persistenced',
+                             'nvidia-fabric-manager'],
+         'other_packages': ['nvlsm', 'libibumad', 'infiniband-diags'], 'boot_modules': ['ib_umad']}),
     'rocky9_575_dkms': (
         {'os_family': 'RedHat', 'distribution': 'Rocky', 'distribution_major_version': '9'},
         dict(branch='575', open_modules=False, kernel='5.14.0-427.13.1.el9_4.x86_64'),

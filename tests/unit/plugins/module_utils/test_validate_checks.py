@@ -19,6 +19,7 @@ from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_checks 
     preflight_problems,
     ring_rounds,
     threshold_inputs,
+    train_verdict,
 )
 
 MIB = 1024 * 1024
@@ -360,6 +361,29 @@ def test_verdict_when_the_sweep_stops_below_the_large_sizes():
         allreduce_verdict(bench(2.0), EXPLICIT, 4 * LARGE)
 
 
+EXIT_3 = 'allreduce on all nodes exited 3 (mpirun on node01): Exit code: 3'
+
+
+def test_verdict_of_a_job_that_exited_non_zero_fails_whatever_its_results():
+    result = allreduce_verdict(bench(2.0), EXPLICIT, LARGE, EXIT_3)
+    assert result['passed'] is False
+    assert result['correct'] is True
+    assert result['failures'] == []
+    assert result['run_error'] == EXIT_3
+    assert result['reason'] == ('allreduce on all nodes exited 3 (mpirun on node01): Exit code: 3; results: all 2 large '
+                                'sizes ≥ threshold (explicit; closest: busbw 2 GB/s at 64 MiB ≥ 1.5 GB/s)')
+    assert allreduce_verdict(bench(2.0), EXPLICIT, LARGE)['run_error'] is None
+
+
+def test_verdict_of_a_wrong_result_says_both_the_exit_and_the_result():
+    """allreduce.py exits 1 on a wrong result: both are failures, the report says both."""
+    exit_1 = 'allreduce on all nodes exited 1 (mpirun on node01): Exit code: 1'
+    result = allreduce_verdict(bench(2.0, correct=False, errors=['rank 1: wrong sum']), EXPLICIT, LARGE, exit_1)
+    assert result['passed'] is False
+    assert result['correct'] is False
+    assert result['reason'] == exit_1 + '; results: wrong allreduce result: rank 1: wrong sum'
+
+
 @pytest.mark.parametrize('data, threshold, message', [
     ([], EXPLICIT, 'must be the JSON'),
     ({'results': []}, EXPLICIT, 'no "correct" field'),
@@ -370,20 +394,27 @@ def test_verdict_when_the_sweep_stops_below_the_large_sizes():
 def test_verdict_rejects(data, threshold, message):
     with pytest.raises(ValueError, match=message):
         allreduce_verdict(data, threshold, LARGE)
+    with pytest.raises(ValueError, match='^run_error must be the text of how the job failed, or null, got 3$'):
+        allreduce_verdict(bench(2.0), EXPLICIT, LARGE, 3)
 
 
 # isolation_verdict
 
-def _pairs(hosts, slow=(), slow_links=(), failed_runs=()):
-    """Ring pairs; a pair with a slow node or a slow link runs at 0.01 GB/s, others at 2 GB/s."""
+def _pairs(hosts, slow=(), slow_links=(), failed_runs=(), exit_3=()):
+    """Ring pairs, as pair_results gives them; a pair with a slow node or a slow link runs at 0.01 GB/s, others at
+    2 GB/s; a failed run has no results; a pair with a node of exit_3 writes its results, then exits 3."""
     pairs = []
     for round_pairs in ring_rounds(hosts):
         for pair in round_pairs:
+            job = 'isolation pair %s + %s' % tuple(pair)
             if frozenset(pair) in [frozenset(link) for link in failed_runs]:
-                pairs.append({'hosts': pair, 'bench': None, 'error': 'mpirun exit 1: ssh: connect to host refused'})
+                pairs.append({'hosts': pair, 'bench': None, 'mpirun_rc': 1,
+                              'error': '%s exited 1 (mpirun on %s): ssh: connect to host refused' % (job, pair[0])})
                 continue
             bad = set(pair) & set(slow) or frozenset(pair) in [frozenset(link) for link in slow_links]
-            pairs.append({'hosts': pair, 'bench': bench(0.01 if bad else 2.0), 'error': None})
+            exited = bool(set(pair) & set(exit_3))
+            pairs.append({'hosts': pair, 'bench': bench(0.01 if bad else 2.0), 'mpirun_rc': 3 if exited else 0,
+                          'error': '%s exited 3 (mpirun on %s): Exit code: 3' % (job, pair[0]) if exited else None})
     return pairs
 
 
@@ -432,10 +463,52 @@ def test_isolation_failed_run_counts_as_a_failed_pair():
                                EXPLICIT, LARGE)
     assert result['slow_nodes'] == ['node04']
     assert result['suspect_links'] == []
-    assert result['summary'] == 'node04 is slow with every partner (node03 run failed, node01 run failed)'
+    assert result['summary'] == 'node04 fails with every partner (node03 run failed (exit 1), node01 run failed (exit 1))'
     failed = [pair for pair in result['pairs'] if not pair['passed']]
     assert failed[0]['busbw_gbs'] is None
-    assert failed[0]['reason'] == 'run failed: mpirun exit 1: ssh: connect to host refused'
+    assert failed[0]['mpirun_rc'] == 1
+    assert failed[0]['reason'] == 'run failed: isolation pair node03 + node04 exited 1 (mpirun on node03): ssh: connect to host refused'
+
+
+def test_isolation_pair_that_exited_non_zero_fails_with_its_numbers_kept():
+    result = isolation_verdict(_pairs(_ring(4), exit_3=['node02']), EXPLICIT, LARGE)
+    pair = result['pairs'][0]
+    assert (pair['hosts'], pair['passed'], pair['busbw_gbs'], pair['mpirun_rc']) == (['node01', 'node02'], False, 2.0, 3)
+    assert pair['reason'] == ('isolation pair node01 + node02 exited 3 (mpirun on node01): Exit code: 3; results: all 2 '
+                              'large sizes ≥ threshold (explicit; closest: busbw 2 GB/s at 64 MiB ≥ 1.5 GB/s)')
+    assert result['slow_nodes'] == ['node02']
+    assert result['suspect_links'] == []
+    assert result['summary'] == 'node02 fails with every partner (node01 2 GB/s but exit 3, node03 2 GB/s but exit 3)'
+
+
+def test_isolation_a_node_that_passed_is_never_named_for_a_pair_that_exited_non_zero():
+    """node03 and node04 each pass with their other partner: their pair that exited 3 is a suspect, not them."""
+    pairs = _pairs(_ring(4))
+    for pair in pairs:
+        if pair['hosts'] == ['node03', 'node04']:
+            pair.update(mpirun_rc=3, error='isolation pair node03 + node04 exited 3 (mpirun on node03): Exit code: 3')
+    result = isolation_verdict(pairs, EXPLICIT, LARGE)
+    assert result['slow_nodes'] == []
+    assert result['suspect_links'] == [['node03', 'node04']]
+    assert result['summary'] == 'link node03 - node04 fails (2 GB/s but exit 3) though both nodes pass with other partners'
+    assert [pair['passed'] for pair in result['pairs']] == [True, False, True, True]
+
+
+def test_isolation_slow_and_failing_nodes_are_told_apart():
+    result = isolation_verdict(_pairs(_ring(6), slow=['node02'], exit_3=['node05']), EXPLICIT, LARGE)
+    assert result['slow_nodes'] == ['node02', 'node05']
+    assert result['summary'] == ('node02 is slow with every partner (node01 0.01 GB/s, node03 0.01 GB/s); '
+                                 'node05 fails with every partner (node06 2 GB/s but exit 3, node04 2 GB/s but exit 3)')
+
+
+def test_isolation_every_pair_exiting_non_zero_blames_the_stack_not_a_node():
+    result = isolation_verdict(_pairs(_ring(3), exit_3=_ring(3)), EXPLICIT, LARGE)
+    assert [pair['passed'] for pair in result['pairs']] == [False] * 3
+    assert result['summary'] == ('every pair exited non-zero (3 pairs, exit 3): the MPI installation, the job '
+                                 'environment or the benchmark fails on every node, not one node')
+    two = isolation_verdict(_pairs(_ring(2), exit_3=['node02']), EXPLICIT, LARGE)
+    assert two['suspect_links'] == [['node01', 'node02']]
+    assert two['summary'].startswith('node01 + node02 failed (2 GB/s but exit 3): with 2 nodes')
 
 
 def test_isolation_every_pair_failing_blames_no_single_node():
@@ -462,6 +535,48 @@ def test_isolation_rejects_malformed_pairs():
         isolation_verdict([{'hosts': ['a']}], EXPLICIT, LARGE)
     with pytest.raises(ValueError, match='pair a \\+ b: the sweep stops'):
         isolation_verdict([{'hosts': ['a', 'b'], 'bench': bench(2.0)}], EXPLICIT, 4 * LARGE)
+
+
+# train_verdict
+
+FIRST = {'world_size': 2, 'start_step': 0, 'end_step': 10, 'resumed': False, 'ok': True, 'errors': []}
+RESUMED = dict(FIRST, start_step=10, end_step=20, resumed=True)
+
+
+def test_train_verdict_of_two_good_jobs():
+    assert train_verdict(FIRST, RESUMED) == train_verdict(FIRST, RESUMED, {'first': None, 'resumed': None}) == {
+        'first': FIRST, 'resumed': RESUMED, 'passed': True, 'errors': []}
+
+
+def test_train_verdict_fails_a_job_that_exited_non_zero_whatever_its_summary():
+    error = 'smoke training (first job) exited 3 (mpirun on node01): Exit code: 3'
+    result = train_verdict(FIRST, RESUMED, {'first': error, 'resumed': None})
+    assert result == {'first': FIRST, 'resumed': RESUMED, 'passed': False, 'errors': [error]}
+
+
+@pytest.mark.parametrize('first, resumed, errors', [
+    (None, RESUMED, ['smoke training (first job) wrote no summary']),
+    (FIRST, dict(RESUMED, ok=False, errors=['the loss did not go down', 'no checkpoint was written']),
+     ['smoke training (resumed job): the loss did not go down; no checkpoint was written']),
+    (dict(FIRST, ok=False, errors=[]), RESUMED, ['smoke training (first job): not ok, without an error']),
+    (FIRST, dict(RESUMED, resumed=False), ['smoke training (resumed job) did not resume from a checkpoint']),
+    (FIRST, dict(RESUMED, start_step=5),
+     ['smoke training (resumed job) started at step 5, the first job stopped at step 10']),
+])
+def test_train_verdict_names_the_job_and_what_is_wrong(first, resumed, errors):
+    result = train_verdict(first, resumed)
+    assert result['passed'] is False
+    assert result['errors'] == errors
+    assert (result['first'], result['resumed']) == (first, resumed)
+
+
+@pytest.mark.parametrize('first, run_errors, message', [
+    ([], None, '^the first summary must be the JSON of files/bench/train_smoke.py'),
+    (FIRST, ['exit 3'], '^run_errors must map first and resumed to their failure'),
+])
+def test_train_verdict_rejects(first, run_errors, message):
+    with pytest.raises(ValueError, match=message):
+        train_verdict(first, RESUMED, run_errors)
 
 
 # preflight_problems, on facts the real parsers build from the recorded outputs

@@ -8,12 +8,15 @@ import json
 
 import pytest
 
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_checks import allreduce_threshold, allreduce_verdict
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_collect import (
     host_problems,
     hostfile_entries,
     interface_states,
+    mpirun_error,
     pair_results,
     report_runs,
+    train_smoke_verdict,
 )
 
 BENCH = {'world_size': 16, 'device': 'cuda', 'hosts': ['node01', 'node02'],
@@ -96,30 +99,108 @@ def test_hostfile_entries_reject(text, message):
         hostfile_entries(text)
 
 
+# mpirun_error, on mpirun's real stderr (tests/unit/fixtures/mpirun/SOURCES.md)
+
+# the end of a Python traceback a rank printed before Open MPI's own lines
+TRACEBACK = ('Traceback (most recent call last):\n  File "/opt/hpcfabric/bench/allreduce.py", line 388, in <module>\n'
+             'MemoryError\n')
+
+
+def test_mpirun_error_of_a_job_that_exited_0():
+    assert mpirun_error(mpirun(0, 'a warning on stderr'), 'allreduce on all nodes', 'node01') is None
+
+
+def test_mpirun_error_of_a_job_that_wrote_its_results_then_exited_3(fixture_text):
+    stderr = fixture_text('mpirun', 'openmpi-4.1.4-exit-3.stderr.txt')
+    assert mpirun_error(mpirun(3, stderr), 'allreduce on all nodes', 'node01') == (
+        'allreduce on all nodes exited 3 (mpirun on node01): Primary job terminated normally, but 1 process returned / '
+        'a non-zero exit code. Per user-direction, the job has been aborted. / mpirun detected that one or more '
+        'processes exited with non-zero status, thus causing / the job to be terminated. The first process to do so '
+        'was: / Process name: [[22963,1],0] / Exit code: 3')
+
+
+def test_mpirun_error_keeps_the_last_lines_the_rank_printed(fixture_text):
+    """Open MPI's banner (6 lines once its rules and blank lines are left out) leaves room for the rank's last words."""
+    stderr = TRACEBACK + fixture_text('mpirun', 'openmpi-4.1.4-rank-1-exit-1.stderr.txt')
+    error = mpirun_error(mpirun(1, stderr), 'isolation pair node01 + node02', 'node01')
+    assert error.startswith('isolation pair node01 + node02 exited 1 (mpirun on node01): File "/opt/hpcfabric/bench/'
+                            'allreduce.py", line 388, in <module> / MemoryError / Primary job terminated normally')
+    assert error.endswith('/ Process name: [[22227,1],1] / Exit code: 1')
+    assert error.count(' / ') == 7
+
+
+def test_mpirun_error_names_the_signal_that_killed_a_rank(fixture_text):
+    stderr = fixture_text('mpirun', 'openmpi-4.1.4-signal-11.stderr.txt')
+    assert mpirun_error(mpirun(139, stderr), 'smoke training (first job)', 'node01') == (
+        'smoke training (first job) exited 139 (128 + signal 11, SIGSEGV) (mpirun on node01): Primary job terminated '
+        'normally, but 1 process returned / a non-zero exit code. Per user-direction, the job has been aborted. / '
+        'mpirun noticed that process rank 1 with PID 0 on node vm exited on signal 11 (Segmentation fault).')
+
+
+def test_mpirun_error_of_mpirun_itself_killed_or_not_started():
+    assert mpirun_error(mpirun(-9), 'allreduce on all nodes', 'node01') == (
+        'allreduce on all nodes was killed by signal 9, SIGKILL (mpirun on node01)')
+    missing = dict(mpirun(2), msg='[Errno 2] No such file or directory: b\'/opt/ompi/bin/mpirun\'', failed=True)
+    assert mpirun_error(missing, 'allreduce on all nodes', 'node01') == (
+        "allreduce on all nodes exited 2 (mpirun on node01): [Errno 2] No such file or directory: b'/opt/ompi/bin/mpirun'")
+    # 128 + a number that is no signal is an exit status like any other
+    assert mpirun_error(mpirun(200), 'job', 'node01') == 'job exited 200 (mpirun on node01)'
+
+
+def test_mpirun_error_without_an_exit_status():
+    """An unreachable launcher registers no rc: not a pass."""
+    unreachable = {'unreachable': True, 'msg': 'Failed to connect to the host via ssh', 'changed': False}
+    assert mpirun_error(unreachable, 'allreduce on all nodes', 'node01') == (
+        'allreduce on all nodes gave no exit status (mpirun on node01): Failed to connect to the host via ssh')
+    assert mpirun_error(None, 'job', 'node01') == 'job gave no exit status (mpirun on node01)'
+    # Ansible's results carry no booleans as rc, but a template could
+    assert mpirun_error({'rc': False}, 'job', 'node01') == 'job gave no exit status (mpirun on node01)'
+
+
+@pytest.mark.parametrize('job, launcher, message', [
+    ('', 'node01', '^job must be a non-empty string'),
+    ('allreduce', None, '^launcher must be a non-empty string'),
+])
+def test_mpirun_error_reject(job, launcher, message):
+    with pytest.raises(ValueError, match=message):
+        mpirun_error(mpirun(1), job, launcher)
+
+
 # pair_results
 
-def test_pair_results_of_a_round():
-    stderr = '\n'.join(['line %d' % i for i in range(1, 8)])
+def test_pair_results_of_a_round(fixture_text):
+    stderr = fixture_text('mpirun', 'openmpi-4.1.4-exit-3.stderr.txt')
     pairs = [['node01', 'node02'], ['node03', 'node04']]
-    assert pair_results(pairs, [mpirun(0), mpirun(1, stderr)], [slurped(BENCH), NOT_FETCHED]) == [
-        {'hosts': ['node01', 'node02'], 'bench': BENCH, 'error': None},
-        {'hosts': ['node03', 'node04'], 'bench': None,
-         'error': 'mpirun exit 1: line 3 / line 4 / line 5 / line 6 / line 7'},
-    ]
+    results = pair_results(pairs, [mpirun(0), mpirun(3, stderr)], [slurped(BENCH), NOT_FETCHED])
+    assert results[0] == {'hosts': ['node01', 'node02'], 'bench': BENCH, 'error': None, 'mpirun_rc': 0}
+    assert results[1]['bench'] is None
+    assert results[1]['mpirun_rc'] == 3
+    assert results[1]['error'].startswith('isolation pair node03 + node04 exited 3 (mpirun on node03): ')
+    assert results[1]['error'].endswith(' / Exit code: 3')
 
 
-def test_pair_results_keep_the_bench_of_a_wrong_result():
-    """The bench exits 1 on a wrong result and still writes its JSON: the verdict judges it, not the exit status."""
+def test_pair_results_keep_the_bench_of_a_pair_that_exited_non_zero():
+    """A wrong result exits 1 and a job may die after writing its JSON: the pair fails, its numbers are kept."""
     wrong = dict(BENCH, correct=False)
     assert pair_results([('a', 'b')], [mpirun(1, 'wrong result')], [slurped(wrong)]) == [
-        {'hosts': ['a', 'b'], 'bench': wrong, 'error': None}]
+        {'hosts': ['a', 'b'], 'bench': wrong, 'error': 'isolation pair a + b exited 1 (mpirun on a): wrong result',
+         'mpirun_rc': 1}]
+    assert pair_results([('a', 'b')], [mpirun(3)], [slurped(BENCH)]) == [
+        {'hosts': ['a', 'b'], 'bench': BENCH, 'error': 'isolation pair a + b exited 3 (mpirun on a)', 'mpirun_rc': 3}]
 
 
 def test_pair_results_without_an_exit_status():
     """An unreachable leader registers no rc."""
     unreachable = {'unreachable': True, 'msg': 'Failed to connect to the host via ssh', 'changed': False}
     assert pair_results([['a', 'b']], [unreachable], [unreachable]) == [
-        {'hosts': ['a', 'b'], 'bench': None, 'error': 'mpirun exit ?: '}]
+        {'hosts': ['a', 'b'], 'bench': None, 'mpirun_rc': None,
+         'error': 'isolation pair a + b gave no exit status (mpirun on a): Failed to connect to the host via ssh'}]
+
+
+def test_pair_results_of_a_pair_that_exited_0_without_results():
+    assert pair_results([['a', 'b']], [mpirun(0)], [NOT_FETCHED]) == [
+        {'hosts': ['a', 'b'], 'bench': None, 'mpirun_rc': 0,
+         'error': 'isolation pair a + b wrote no results, though mpirun on a exited 0'}]
 
 
 def test_pair_results_of_a_truncated_file():
@@ -127,13 +208,16 @@ def test_pair_results_of_a_truncated_file():
     cut['content'] = base64.b64encode(json.dumps(BENCH).encode()[:40]).decode()
     result = pair_results([['a', 'b']], [mpirun(137, 'Killed')], [cut])[0]
     assert result['bench'] is None
-    assert result['error'].startswith('results are not JSON (')
-    assert result['error'].endswith('); mpirun exit 137: Killed')
+    assert result['error'].startswith('isolation pair a + b exited 137 (128 + signal 9, SIGKILL) (mpirun on a): Killed; '
+                                      'results are not JSON (')
+    assert pair_results([['a', 'b']], [mpirun(0)], [cut])[0]['error'].startswith(
+        'isolation pair a + b: results are not JSON (')
 
 
 @pytest.mark.parametrize('args, message', [
     (([['a', 'b']], [mpirun(0)], []), '^one run and one fetched result per pair: 1 pairs, 1 runs, 0 fetched$'),
     ((None, [], []), '^pairs must be a list'),
+    (([['a']], [mpirun(0)], [NOT_FETCHED]), "^each pair must be \\[leader, partner\\], got \\['a'\\]$"),
     (([], {}, []), '^runs must be a list'),
 ])
 def test_pair_results_reject(args, message):
@@ -141,26 +225,104 @@ def test_pair_results_reject(args, message):
         pair_results(*args)
 
 
+# the whole path of the all-node run: registered mpirun and slurp, mpirun_error, the verdict, the report's run
+
+def test_a_run_that_wrote_passing_results_then_exited_3_fails_with_its_results_kept(fixture_text):
+    run = mpirun(3, fixture_text('mpirun', 'openmpi-4.1.4-exit-3.stderr.txt'))
+    bench = json.loads(base64.b64decode(slurped(BENCH)['content']))
+    error = mpirun_error(run, 'allreduce on all nodes', 'node01')
+    verdict = allreduce_verdict(bench, allreduce_threshold('explicit', min_busbw_gbs=1.5), 1048576, error)
+    assert verdict['passed'] is False
+    assert verdict['correct'] is True
+    assert verdict['failures'] == []
+    assert verdict['reason'].startswith('allreduce on all nodes exited 3 (mpirun on node01): ')
+    assert verdict['reason'].endswith('Exit code: 3; results: all 1 large sizes ≥ threshold (explicit; closest: busbw '
+                                      '24.6 GB/s at 1 MiB ≥ 1.5 GB/s)')
+    assert report_runs(bench, None, run['rc'])[0] == {'name': 'all nodes (16 ranks)', 'hosts': ['node01', 'node02'],
+                                                      'bench': BENCH, 'mpirun_rc': 3}
+
+
+# train_smoke_verdict
+
+FIRST = {'world_size': 2, 'device': 'cpu', 'hosts': ['node01', 'node02'], 'start_step': 0, 'end_step': 10,
+         'resumed': False, 'ok': True, 'errors': [], 'params_consistent': True, 'checkpoint': '/ckpt/step-10.npz'}
+RESUMED = dict(FIRST, start_step=10, end_step=20, resumed=True, resumed_from='/ckpt/step-10.npz',
+               checkpoint='/ckpt/step-20.npz')
+
+
+def loop(results):
+    """A looped task's registered ``results``, with each item as the smoke training's loop labels it."""
+    return [dict(result, item={'name': name}) for name, result in zip(('first', 'resumed'), results)]
+
+
+def test_train_smoke_verdict_of_two_good_jobs():
+    assert train_smoke_verdict(loop([mpirun(0), mpirun(0)]), loop([slurped(FIRST), slurped(RESUMED)]), 'node01') == {
+        'first': FIRST, 'resumed': RESUMED, 'passed': True, 'errors': [], 'mpirun_rc': {'first': 0, 'resumed': 0}}
+
+
+def test_train_smoke_verdict_of_jobs_that_exit_non_zero_after_writing_their_summaries(fixture_text):
+    stderr = fixture_text('mpirun', 'openmpi-4.1.4-exit-3.stderr.txt')
+    verdict = train_smoke_verdict(loop([mpirun(0), mpirun(3, stderr)]), loop([slurped(FIRST), slurped(RESUMED)]),
+                                  'node01')
+    assert verdict['passed'] is False
+    assert (verdict['first'], verdict['resumed']) == (FIRST, RESUMED)
+    assert verdict['mpirun_rc'] == {'first': 0, 'resumed': 3}
+    assert len(verdict['errors']) == 1
+    assert verdict['errors'][0].startswith('smoke training (resumed job) exited 3 (mpirun on node01): Primary job ')
+    assert verdict['errors'][0].endswith('Exit code: 3')
+
+
+def test_train_smoke_verdict_of_a_first_job_that_died_without_a_summary():
+    verdict = train_smoke_verdict(loop([mpirun(1, 'checkpoint dir not writable'), mpirun(0)]),
+                                  loop([NOT_FETCHED, slurped(RESUMED)]), 'node01')
+    assert verdict['passed'] is False
+    assert verdict['first'] is None
+    assert verdict['errors'] == [
+        'smoke training (first job) exited 1 (mpirun on node01): checkpoint dir not writable',
+        'smoke training (first job) wrote no summary']
+
+
+def test_train_smoke_verdict_of_a_garbled_summary():
+    cut = dict(slurped(FIRST), content=base64.b64encode(b'{"world_size": 2, "dev').decode())
+    verdict = train_smoke_verdict(loop([mpirun(0), mpirun(0)]), loop([cut, slurped(RESUMED)]), 'node01')
+    assert verdict['passed'] is False
+    assert verdict['errors'][0].startswith('smoke training (first job): summary is not JSON (')
+    assert verdict['errors'][1] == 'smoke training (first job) wrote no summary'
+
+
+@pytest.mark.parametrize('runs, fetched, message', [
+    ([mpirun(0)], [{}, {}], '^runs must be a list of 2 results [(]first, resumed[)]'),
+    ([mpirun(0), mpirun(0)], None, '^fetched must be a list of 2 results'),
+])
+def test_train_smoke_verdict_reject(runs, fetched, message):
+    with pytest.raises(ValueError, match=message):
+        train_smoke_verdict(runs, fetched, 'node01')
+
+
 # report_runs
 
 def test_report_runs_all_nodes_then_the_pairs_with_results():
     pair = dict(BENCH, world_size=2)
-    pairs = [{'hosts': ['node01', 'node02'], 'bench': pair, 'error': None},
-             {'hosts': ['node02', 'node03'], 'bench': None, 'error': 'mpirun exit 1: '}]
-    assert report_runs(BENCH, pairs) == [
-        {'name': 'all nodes (16 ranks)', 'hosts': ['node01', 'node02'], 'bench': BENCH},
-        {'name': 'pair node01 + node02', 'hosts': ['node01', 'node02'], 'bench': pair},
+    pairs = [{'hosts': ['node01', 'node02'], 'bench': pair, 'error': None, 'mpirun_rc': 0},
+             {'hosts': ['node02', 'node03'], 'bench': None, 'error': 'isolation pair node02 + node03 exited 1',
+              'mpirun_rc': 1},
+             {'hosts': ['node03', 'node01'], 'bench': pair, 'error': 'isolation pair node03 + node01 exited 3',
+              'mpirun_rc': 3}]
+    assert report_runs(BENCH, pairs, 0) == [
+        {'name': 'all nodes (16 ranks)', 'hosts': ['node01', 'node02'], 'bench': BENCH, 'mpirun_rc': 0},
+        {'name': 'pair node01 + node02', 'hosts': ['node01', 'node02'], 'bench': pair, 'mpirun_rc': 0},
+        {'name': 'pair node03 + node01', 'hosts': ['node03', 'node01'], 'bench': pair, 'mpirun_rc': 3},
     ]
 
 
 def test_report_runs_without_isolation():
     assert report_runs(BENCH) == report_runs(BENCH, []) == [
-        {'name': 'all nodes (16 ranks)', 'hosts': ['node01', 'node02'], 'bench': BENCH}]
+        {'name': 'all nodes (16 ranks)', 'hosts': ['node01', 'node02'], 'bench': BENCH, 'mpirun_rc': None}]
 
 
 @pytest.mark.parametrize('bench, pairs, message', [
     ({}, None, '^bench must be the JSON of files/bench/allreduce.py'),
-    (BENCH, ['node01'], '^isolation pairs must be {hosts, bench, error}'),
+    (BENCH, ['node01'], '^isolation pairs must be {hosts, bench, error, mpirun_rc}'),
 ])
 def test_report_runs_reject(bench, pairs, message):
     with pytest.raises(ValueError, match=message):

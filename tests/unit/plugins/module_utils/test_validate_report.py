@@ -75,9 +75,10 @@ def test_passing_report():
 
 def test_failing_report_with_isolation_and_preflight():
     hosts = ['node01', 'node02', 'node03']
-    pairs = [{'hosts': ['node01', 'node02'], 'bench': bench(0.01, ['node01', 'node02']), 'error': None},
-             {'hosts': ['node02', 'node03'], 'bench': None, 'error': 'mpirun exit 1: timeout'},
-             {'hosts': ['node03', 'node01'], 'bench': bench(2.0, ['node03', 'node01']), 'error': None}]
+    pairs = [{'hosts': ['node01', 'node02'], 'bench': bench(0.01, ['node01', 'node02']), 'error': None, 'mpirun_rc': 0},
+             {'hosts': ['node02', 'node03'], 'bench': None, 'mpirun_rc': 1,
+              'error': 'isolation pair node02 + node03 exited 1 (mpirun on node02): timeout'},
+             {'hosts': ['node03', 'node01'], 'bench': bench(2.0, ['node03', 'node01']), 'error': None, 'mpirun_rc': 0}]
     text = render_markdown(report(full=bench(0.5, hosts), pairs=pairs,
                                   preflight={'node01': [], 'node02': ['fab0: MTU 1500, expected 9000']}))
     lines = text.splitlines()
@@ -86,10 +87,10 @@ def test_failing_report_with_isolation_and_preflight():
             'busbw 0.5 GB/s at 128 MiB < 1.5 GB/s') in lines
     assert '| 128 MiB | 1234.6 | 0.25 | 0.5 | 1.5 | **no** |' in lines
     assert '## Isolation: pairs over the ring' in lines
-    assert 'node02 is slow with every partner (node01 0.01 GB/s, node03 run failed)' in lines
+    assert 'node02 fails with every partner (node01 0.01 GB/s, node03 run failed (exit 1))' in lines
     assert '| node01 + node02 | 0.01 | FAIL | 2 of 2 large sizes below threshold (explicit): busbw 0.01 GB/s at ' \
            '64 MiB < 1.5 GB/s, busbw 0.01 GB/s at 128 MiB < 1.5 GB/s |' in lines
-    assert '| node02 + node03 | - | FAIL | run failed: mpirun exit 1: timeout |' in lines
+    assert '| node02 + node03 | - | FAIL | run failed: isolation pair node02 + node03 exited 1 (mpirun on node02): timeout |' in lines
     assert '| node03 + node01 | 2 | PASS |' in text
     assert 'Slow nodes: node02' in lines
     assert '### pair node01 + node02' in lines
@@ -142,6 +143,35 @@ def test_smoke_training_summary():
     assert '| ranks |' not in text
     assert '| resumed | False |' in lines
     assert '- rank 1: checkpoint not found' in lines
+
+
+def test_a_run_that_exited_non_zero_shows_its_failure_its_exit_status_and_its_numbers():
+    hosts = ['node01', 'node02', 'node03']
+    data = report()
+    error = 'allreduce on all nodes exited 3 (mpirun on node01): Exit code: 3'
+    data['verdict'] = allreduce_verdict(data['runs'][0]['bench'], data['threshold'], LARGE, error)
+    data['runs'][0]['mpirun_rc'] = 3
+    pair = {'hosts': ['node01', 'node02'], 'bench': bench(2.0, ['node01', 'node02'])}
+    data['runs'].append(dict(pair, name='pair node01 + node02', mpirun_rc=0))
+    lines = render_markdown(data).splitlines()
+    assert lines[0] == '# Allreduce validation: FAIL'
+    assert ('**FAIL**: allreduce on all nodes exited 3 (mpirun on node01): Exit code: 3; results: all 2 large sizes ≥ '
+            'threshold (explicit; closest: busbw 2 GB/s at 64 MiB ≥ 1.5 GB/s)') in lines
+    assert 'Hosts: %s; 3 ranks; results correct: yes; mpirun exit status: **3**' % ', '.join(hosts) in lines
+    assert 'Hosts: node01, node02; 2 ranks; results correct: yes; mpirun exit status: 0' in lines
+    # the numbers are in the table all the same
+    assert '| 64 MiB | 1234.6 | 1 | 2 | 1.5 | yes |' in lines
+
+
+def test_smoke_training_exit_statuses():
+    train = {'passed': False, 'errors': ['smoke training (resumed job) exited 3 (mpirun on node01): Exit code: 3'],
+             'mpirun_rc': {'first': 0, 'resumed': 3},
+             'first': {'ok': True, 'end_step': 10}, 'resumed': {'ok': True, 'start_step': 10}}
+    lines = render_markdown(report(train=train)).splitlines()
+    assert 'mpirun exit status: first 0, resumed **3**' in lines
+    assert '### mpirun_rc' not in lines
+    assert '- smoke training (resumed job) exited 3 (mpirun on node01): Exit code: 3' in lines
+    assert '| start_step | 10 |' in lines
 
 
 def test_many_hosts_are_shortened():
