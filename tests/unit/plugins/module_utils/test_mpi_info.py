@@ -244,25 +244,14 @@ def test_devices_garbage_is_rejected():
     assert err.value.line == 'Segmentation fault (core dumped)'
 
 
-def test_mpi_facts_combines_all_three(fixture_text):
-    facts, warnings = mpi_facts(fixture_text('ompi_info', 'debian12-openmpi-4.1.4-parsable-all.txt'),
-                                fixture_text('ucx_info', 'debian12-ucx-1.13.1-v.txt'),
-                                fixture_text('ucx_info', 'debian12-ucx-1.13.1-d.txt'))
+@pytest.mark.parametrize('release, ompi, ucx', [('debian12', '4.1.4', '1.13.1'), ('debian13', '5.0.7', '1.18.1')])
+def test_mpi_facts_combines_all_three(fixture_text, release, ompi, ucx):
+    facts, warnings = mpi_facts(fixture_text('ompi_info', '%s-openmpi-%s-parsable-all.txt' % (release, ompi)),
+                                fixture_text('ucx_info', '%s-ucx-%s-v.txt' % (release, ucx)),
+                                fixture_text('ucx_info', '%s-ucx-%s-d.txt' % (release, ucx)))
     assert facts == {
-        'implementation': 'Open MPI', 'version': '4.1.4', 'cuda_aware': False,
-        'ucx': {'version': '1.13.1', 'configured_with_cuda': False,
-                'transports': ['cma', 'posix', 'self', 'sysv', 'tcp']},
-    }
-    assert warnings == []
-
-
-def test_mpi_facts_of_debian13(fixture_text):
-    facts, warnings = mpi_facts(fixture_text('ompi_info', 'debian13-openmpi-5.0.7-parsable-all.txt'),
-                                fixture_text('ucx_info', 'debian13-ucx-1.18.1-v.txt'),
-                                fixture_text('ucx_info', 'debian13-ucx-1.18.1-d.txt'))
-    assert facts == {
-        'implementation': 'Open MPI', 'version': '5.0.7', 'cuda_aware': False,
-        'ucx': {'version': '1.18.1', 'configured_with_cuda': False,
+        'implementation': 'Open MPI', 'version': ompi, 'cuda_aware': False,
+        'ucx': {'version': ucx, 'configured_with_cuda': False,
                 'transports': ['cma', 'posix', 'self', 'sysv', 'tcp']},
     }
     assert warnings == []
