@@ -20,6 +20,7 @@ import re
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.fabric_plan import (
     check_plan, host_aliases, hosts_entries, interface_names,
 )
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.mpi_info import CUDA_TRANSPORTS as UCX_CUDA_TRANSPORTS
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.roce_policy import PolicyError, resolve_policy
 
 # The inventory variables the model reads, with the defaults of the roles that declare them.
@@ -36,7 +37,6 @@ DEFAULTS = {
     'ssh_trust_user': 'mpiuser',
     'mpi_hostfile_path': '/etc/mpi/hostfile',
 }
-UCX_CUDA_TRANSPORTS = ('cuda_copy', 'cuda_ipc')
 # RDMA traffic carries the DSCP in the upper six bits of the ToS byte and ECT(0) in the ECN field
 _ECT0 = 2
 _ENV_NAME_RE = re.compile(r'^[A-Za-z_][A-Za-z0-9_]*$')

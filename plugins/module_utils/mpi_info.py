@@ -272,3 +272,39 @@ def mpi_facts(ompi_text=None, ucx_version_text=None, ucx_devices_text=None):
         facts['ucx']['transports'] = transports
         warnings.extend(found)
     return facts, warnings
+
+
+# UCX's CUDA transports a CUDA-aware job needs; `ucx_info -d` lists them only where cuInit() succeeds, i.e. on a node
+# with an NVIDIA GPU and its driver loaded
+CUDA_TRANSPORTS = ('cuda_copy', 'cuda_ipc')
+
+
+def stack_problems(facts, cuda=False, gpu_driver=False, expected=None):
+    """Why an installed MPI stack, as ``mpi_facts`` read it, is not the one asked for: ``[]`` when it is.
+
+    ``cuda`` asks for a CUDA-aware stack: Open MPI built with CUDA support and UCX configured with CUDA, read from
+    the build itself. Its CUDA transports are required only with ``gpu_driver`` (the node has a loaded NVIDIA
+    driver): without one UCX cannot open a CUDA context and lists none, however it was built.
+    ``expected`` maps ``ompi`` and ``ucx`` to the versions the role installed (absent: not checked).
+    """
+    problems = []
+    ucx = facts.get('ucx') or empty_ucx()
+    if facts.get('implementation') != 'Open MPI':
+        problems.append('the MPI is %s, not Open MPI' % (facts.get('implementation') or 'unknown'))
+    for key, name, found in (('ompi', 'Open MPI', facts.get('version')), ('ucx', 'UCX', ucx.get('version'))):
+        wanted = (expected or {}).get(key)
+        if wanted and found != wanted:
+            problems.append('%s is version %s, expected %s' % (name, found or 'unknown', wanted))
+    if not cuda:
+        return problems
+    if facts.get('cuda_aware') is not True:
+        problems.append('Open MPI is not CUDA-aware (mpi_built_with_cuda_support: %s)'
+                        % {False: 'false', None: 'unknown'}.get(facts.get('cuda_aware'), facts.get('cuda_aware')))
+    if ucx.get('configured_with_cuda') is not True:
+        problems.append('UCX was not configured with CUDA (ucx_info -v: %s)'
+                        % ('no --with-cuda' if ucx.get('configured_with_cuda') is False else 'build flags unknown'))
+    missing = [name for name in CUDA_TRANSPORTS if name not in (ucx.get('transports') or [])]
+    if gpu_driver and missing:
+        problems.append('UCX lists no %s transport although the NVIDIA driver is loaded (ucx_info -d: %s)'
+                        % ('/'.join(missing), ','.join(ucx.get('transports') or []) or 'none'))
+    return problems

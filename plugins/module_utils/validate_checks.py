@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.mpi_info import CUDA_TRANSPORTS as UCX_CUDA_TRANSPORTS
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.mpi_local_fact import launch_tools_differ
 
 THRESHOLD_MODES = ('explicit', 'derived', 'calibrated')
 THRESHOLD_SETTING_MODES = ('auto',) + THRESHOLD_MODES
 _FRACTION_SETTINGS = ('validate_derived_fraction', 'validate_calibrated_fraction')
-UCX_CUDA_TRANSPORTS = ('cuda_copy', 'cuda_ipc')
 # nv_peer_mem is the module's name before it moved into the NVIDIA driver as nvidia-peermem
 PEERMEM_MODULES = ('nvidia_peermem', 'nv_peer_mem')
 DMABUF_MIN_KERNEL = (5, 12)
