@@ -15,7 +15,7 @@ description:
   - Compares the facts P(hpcfabric.cluster.mpi_facts#module) read from an installed Open MPI and UCX with what the
     mpi role was asked for, and returns one line per difference (an empty list when there is none).
   - With O(cuda), Open MPI must report C(mpi_built_with_cuda_support) true and UCX must have been configured with
-    CUDA (C(ucx_info -v)): both are properties of the build, readable on any node.
+    CUDA (C(ucx_info -v)); both are properties of the build, readable on any node.
   - UCX lists its C(cuda_copy) and C(cuda_ipc) transports (C(ucx_info -d)) only where it can open a CUDA context,
     that is on a node with an NVIDIA GPU and its driver loaded. They are required only with O(gpu_driver); on a node
     without a driver a CUDA-aware build lists none, whatever it was built with.

@@ -130,10 +130,6 @@ settings = {
     'mpi_mpi4py_python': env['GP_PYTHON'],
     # one node, maybe without an RDMA device: pml ucx over shared memory and the cuda transports
     'mpi_mca_params_extra': {'pml_ucx_tls': 'any', 'pml_ucx_devices': 'any'},
-    # Open MPI's own PMIx, PRRTE, hwloc and libevent: an older libpmix-dev on the node (Debian 12's 4.2.2) makes
-    # PRRTE's configure stop (it needs PMIx >= 4.2.4), and the proof must not depend on what else the node has
-    'mpi_source_ompi_configure_extra': ['--enable-mpirun-prefix-by-default', '--with-pmix=internal', '--with-prrte=internal',
-                                        '--with-hwloc=internal', '--with-libevent=internal'],
     'gpu_proof_out': env['GP_OUT'], 'gpu_proof_python': env['GP_PYTHON'], 'gpu_proof_dir': os.path.join(env['GP_ROOT'], 'tests', 'gpu'),
     'gpu_proof_bench_dir': os.path.join(env['GP_ROOT'], 'files', 'bench'),
     'gpu_proof_ranks': int(env['GP_RANKS']), 'gpu_proof_min_bytes': env['GP_MIN_BYTES'], 'gpu_proof_max_bytes': env['GP_MAX_BYTES'],

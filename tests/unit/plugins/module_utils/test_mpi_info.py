@@ -12,6 +12,7 @@ from ansible_collections.hpcfabric.cluster.plugins.module_utils.mpi_info import 
     parse_ompi_info,
     parse_ucx_devices,
     parse_ucx_version,
+    stack_problems,
 )
 
 CUDA_BUILD_TRANSPORTS = ['cma', 'cuda_copy', 'cuda_ipc', 'dc_mlx5', 'gdr_copy', 'posix', 'rc_mlx5', 'rc_verbs',
@@ -264,3 +265,37 @@ def test_mpi_facts_with_only_ucx_texts(fixture_text):
     assert facts['cuda_aware'] is None
     assert facts['ucx'] == {'version': '1.16.0', 'configured_with_cuda': True, 'transports': CUDA_BUILD_TRANSPORTS}
     assert warnings == []
+
+
+def _facts(fixture_text, ompi, ucx_v, ucx_d):
+    return mpi_facts(fixture_text('ompi_info', ompi), fixture_text('ucx_info', ucx_v), fixture_text('ucx_info', ucx_d))[0]
+
+
+def test_debian_distro_stack_is_what_a_cpu_site_asks_for_and_named_twice_for_a_cuda_one(fixture_text):
+    facts = _facts(fixture_text, 'debian12-openmpi-4.1.4-parsable-all.txt', 'debian12-ucx-1.13.1-v.txt', 'debian12-ucx-1.13.1-d.txt')
+    assert stack_problems(facts, expected={'ompi': '4.1.4', 'ucx': '1.13.1'}) == []
+    assert stack_problems(facts, cuda=True) == [
+        'Open MPI is not CUDA-aware (mpi_built_with_cuda_support: false)',
+        'UCX was not configured with CUDA (ucx_info -v: no --with-cuda)']
+
+
+def test_cuda_transports_count_only_where_a_driver_is_loaded(fixture_text):
+    facts = _facts(fixture_text, 'openmpi-docs-cuda-aware-check.txt', 'ucx-1.16.0-cuda-v.txt', 'ucx-1.16.0-cuda-d.txt')
+    assert stack_problems(facts, cuda=True, gpu_driver=True) == []
+    # the same build read on a node whose driver is not loaded: ucx_info -d lists no cuda transport there
+    facts['ucx']['transports'] = [name for name in facts['ucx']['transports'] if not name.startswith('cuda')]
+    assert stack_problems(facts, cuda=True, gpu_driver=False) == []
+    assert stack_problems(facts, cuda=True, gpu_driver=True) == [
+        'UCX lists no cuda_copy/cuda_ipc transport although the NVIDIA driver is loaded (ucx_info -d: %s)'
+        % ','.join(facts['ucx']['transports'])]
+
+
+def test_versions_other_than_installed_and_another_mpi_are_named():
+    facts = {'implementation': 'MPICH', 'version': '4.2.0', 'cuda_aware': None,
+             'ucx': {'version': None, 'configured_with_cuda': None, 'transports': []}}
+    assert stack_problems(facts, cuda=True, expected={'ompi': '4.1.4', 'ucx': '1.13.1'}) == [
+        'the MPI is MPICH, not Open MPI',
+        'Open MPI is version 4.2.0, expected 4.1.4',
+        'UCX is version unknown, expected 1.13.1',
+        'Open MPI is not CUDA-aware (mpi_built_with_cuda_support: unknown)',
+        'UCX was not configured with CUDA (ucx_info -v: build flags unknown)']
