@@ -5,8 +5,8 @@
 A node's read (the ``port_counters`` module) is ``{read_at, ports: {interface: {rdma_port, counters}}}`` where each
 counter is named by where it came from: ``statistics/rx_bytes`` (``/sys/class/net/IF/statistics``),
 ``counters/link_downed`` and ``hw_counters/out_of_buffer`` (``/sys/class/infiniband/DEV/ports/N/``) and
-``ethtool/rx_prio3_pause`` (``ethtool -S IF``, flow control counters only). Two reads of a host, before and after a job, give
-its deltas; the rules turn deltas into findings:
+``ethtool/rx_prio3_pause`` (``ethtool -S IF``, flow control counters only). Two reads of a host, before and after a
+job, give its deltas; the rules turn deltas into findings:
 
 - fatal: any increase of a counter in ``fatal`` (by default ``link_downed``, ``excessive_buffer_overrun_errors``,
   ``local_link_integrity_errors``: NVIDIA NVSentinel's NIC health monitor treats any increase of these as fatal,
@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import os
 import re
+
+from ansible_collections.hpcfabric.cluster.plugins.module_utils import pasted_text
 
 RDMA_GROUPS = ('counters', 'hw_counters')
 NETDEV_GROUP = 'statistics'
@@ -51,25 +53,26 @@ class EthtoolParseError(ValueError):
 
 
 def parse_ethtool_stats(text):
-    """``ethtool -S IF`` text -> ``({ethtool/name: value}, unreadable lines)``, flow control counters only.
+    """``ethtool -S IF`` text -> ``({ethtool/name: value}, [(line number, unreadable line)])``, flow control only.
 
-    The ``NIC statistics:`` header may be missing (a saved ``ethtool -S IF | grep prio``). Names are split at the last
-    colon, as drivers print queue prefixes with colons (``rxq0: rx_bytes: 1``).
+    Terminal escapes of a pasted copy are removed first, and the ``NIC statistics:`` header may be missing (a saved
+    ``ethtool -S IF | grep prio``). Names are split at the last colon, as drivers print queue prefixes with colons
+    (``rxq0: rx_bytes: 1``).
     """
-    numbered = [(number, line) for number, line in enumerate((text or '').splitlines(), 1)
+    numbered = [(number, line) for number, line in enumerate(pasted_text.clean(text).splitlines(), 1)
                 if line.strip() and line.strip() != _ETHTOOL_HEADER]
     values = {}
     unreadable = []
     for number, line in numbered:
         match = _ETHTOOL_LINE_RE.match(line)
         if not match:
-            unreadable.append('line %d: %r' % (number, line.strip()))
+            unreadable.append((number, line))
         elif _ETHTOOL_KEEP_RE.search(match.group(1)):
             values['%s/%s' % (ETHTOOL_GROUP, match.group(1))] = int(match.group(2))
     if len(unreadable) == len(numbered):
-        first = numbered[0] if numbered else (None, None)
-        raise EthtoolParseError('no "name: value" counter line; %s' % (unreadable[0] if unreadable else 'no text'),
-                                line=first[1], lineno=first[0])
+        number, line = numbered[0] if numbered else (None, None)
+        raise EthtoolParseError('no "name: value" counter line; %s' % (
+            'line %d: %r' % (number, line.strip()) if numbered else 'no text'), line=line, lineno=number)
     return values, unreadable
 
 

@@ -15,7 +15,7 @@ from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_checks 
 
 # a run over a thousand nodes would otherwise print a thousand names in a heading line
 HOSTS_SHOWN = 16
-# every port of a large cluster moves a dozen counters in every job: report.json keeps them all
+# every port of a large cluster moves a dozen counters in every job; report.json keeps them all
 COUNTER_ROWS_SHOWN = 400
 
 

@@ -51,6 +51,9 @@ options:
     description:
       - Saved C(ethtool -S) text per interface, to parse instead of running C(ethtool) (support bundles, offline
         analysis). An interface given here is not run through C(ethtool), whatever O(ethtool) says.
+      - Terminal escapes of a pasted copy are removed first; the C(NIC statistics:) header may be missing (a saved
+        C(ethtool -S IF | grep prio)). Unreadable lines give a warning naming them; text without any counter line
+        fails, naming the interface and the first line.
     type: dict
     default: {}
 notes:
@@ -118,6 +121,7 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.hpcfabric.cluster.plugins.module_utils import pasted_text
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.ib_sysfs import class_dir, read_devices
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.port_counters import (
     EthtoolParseError,
@@ -135,23 +139,21 @@ def rdma_ports_by_netdev(sysfs_dir):
 
 
 def ethtool_counters(module, interface, ethtool):
-    """Flow control counters from saved text or from ethtool -S; ``({}, warning)`` when there are none."""
+    """Flow control counters from saved text or from ethtool -S, and the warnings: what could not be read."""
     text = module.params['ethtool_output'].get(interface)
     source = 'ethtool_output.%s' % interface
     if text is None:
         if ethtool is None:
-            return {}, '%s not found: no flow control counters for %s' % (module.params['ethtool_path'], interface)
+            return {}, ['%s not found: no flow control counters for %s' % (module.params['ethtool_path'], interface)]
         rc, text, err = module.run_command([ethtool, '-S', interface])
         if rc != 0:
-            return {}, '%s -S %s exited %d: %s' % (ethtool, interface, rc, (err or text).strip())
+            return {}, ['%s -S %s exited %d: %s' % (ethtool, interface, rc, (err or text).strip())]
         source = '%s -S %s' % (ethtool, interface)
     try:
         values, unreadable = parse_ethtool_stats(text)
     except EthtoolParseError as exc:
         module.fail_json(msg='cannot parse %s: %s' % (source, exc), line=exc.line, lineno=exc.lineno)
-    if unreadable:
-        return values, '%s: ignored unreadable %s' % (source, ', '.join(unreadable))
-    return values, None
+    return values, pasted_text.skipped_lines(source, unreadable)
 
 
 def main():
@@ -181,9 +183,9 @@ def main():
             module.fail_json(msg='%s: no counters under %s/%s/statistics and no RDMA port with that netdev under %s' % (
                 interface, net_dir, interface, rdma_dir), interface=interface)
         if interface in params['ethtool_output'] or (params['ethtool'] and port['rdma_port']):
-            values, warning = ethtool_counters(module, interface, ethtool)
+            values, warnings = ethtool_counters(module, interface, ethtool)
             port['counters'].update(values)
-            if warning:
+            for warning in warnings:
                 module.warn(warning)
         ports[interface] = port
     module.exit_json(changed=False, counters={'read_at': read_at, 'ports': ports})

@@ -52,7 +52,13 @@ def test_partly_unreadable_text_gives_the_rest_and_names_the_lines(fixture_text)
     text = fixture_text('ethtool', 'ice_e810_grep_prio.txt') + '     rx_pfc_duration_us: 1,247\n'
     values, unreadable = parse_ethtool_stats(text)
     assert len(values) == 32
-    assert unreadable == ["line 33: 'rx_pfc_duration_us: 1,247'"]
+    assert unreadable == [(33, '     rx_pfc_duration_us: 1,247')]
+
+
+def test_terminal_escapes_of_a_pasted_copy_are_removed(fixture_text):
+    text = fixture_text('ethtool', 'ice_e810_grep_prio.txt').replace('tx_priority_2_xoff.nic', '\x1b[01;31mtx_priority_2_xoff\x1b[m.nic')
+    values, unreadable = parse_ethtool_stats(text)
+    assert (values['ethtool/tx_priority_2_xoff.nic'], unreadable) == (14864, [])
 
 
 @pytest.mark.parametrize('text', ['', 'NIC statistics:\n', 'Cannot get stats strings information: Operation not supported\n'])

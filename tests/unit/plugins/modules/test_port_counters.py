@@ -85,6 +85,14 @@ def test_ethtool_off_reads_sysfs_only(run_module, sysfs, tmp_path, monkeypatch, 
     assert not [name for name in result['counters']['ports']['ens1f0']['counters'] if name.startswith('ethtool/')]
 
 
+def test_partly_readable_saved_text_warns_naming_the_line(run_module, sysfs, fixture_text):
+    text = fixture_text('ethtool', 'ice_e810_grep_prio.txt') + 'root@node01:~# \n'
+    result = run_module(port_counters, {'interfaces': ['ens1f0'], 'sysfs_root': str(sysfs),
+                                        'ethtool_output': {'ens1f0': text}})
+    assert result['warnings'] == ["ethtool_output.ens1f0: ignored unreadable line 33: 'root@node01:~#'"]
+    assert result['counters']['ports']['ens1f0']['counters']['ethtool/tx_priority_3_xoff.nic'] == 6434
+
+
 def test_unparseable_saved_text_fails_naming_the_interface_and_line(run_module, sysfs):
     result = run_module(port_counters, {'interfaces': ['ens1f0'], 'sysfs_root': str(sysfs),
                                         'ethtool_output': {'ens1f0': 'no stats available\n'}})
