@@ -38,6 +38,7 @@ _ETHTOOL_KEEP_RE = re.compile(r'pause|xon|xoff')
 _ETHTOOL_LINE_RE = re.compile(r'^\s*(.+?):\s*(-?\d+)\s*$')
 _ETHTOOL_HEADER = 'NIC statistics:'
 
+SUMMARY_WARNINGS = 5
 DEFAULT_FATAL = ('link_downed', 'excessive_buffer_overrun_errors', 'local_link_integrity_errors')
 DEFAULT_WARN_RATES = {'symbol_error': 10, 'port_rcv_errors': 10, 'port_xmit_discards': 100, 'roce_slow_restart': 10,
                       'local_ack_timeout_err': 1, 'link_error_recovery': 0.0833}
@@ -216,8 +217,12 @@ def counters_report(reads_by_host, fatal=DEFAULT_FATAL, warn_rates=None):
                 ports[interface] = {'rdma_port': port.get('rdma_port'), 'deltas': deltas, 'went_back': went_back}
                 findings += port_findings(host, interface, ports[interface], seconds, job, fatal, warn_rates)
             jobs[job][host] = {'seconds': seconds, 'ports': ports}
-    fatal_findings = [finding for finding in findings if finding['severity'] == 'fatal']
-    summary = '; '.join(finding['message'] for finding in fatal_findings) or (
-        'no fatal counter rose on %d hosts' % len(reads_by_host))
+    fatal_findings = [finding['message'] for finding in findings if finding['severity'] == 'fatal']
+    warnings = [finding['message'] for finding in findings if finding['severity'] == 'warning']
+    summary = '; '.join(fatal_findings) or 'no fatal counter rose on %d hosts' % len(reads_by_host)
+    if warnings:
+        # the play's last lines name the first few; report.json and report.md have them all
+        summary += '; %d warnings: %s%s' % (len(warnings), '; '.join(warnings[:SUMMARY_WARNINGS]),
+                                           '; ...' if len(warnings) > SUMMARY_WARNINGS else '')
     return {'jobs': [{'name': job, 'hosts': jobs[job]} for job in order], 'findings': findings, 'unread': unread,
             'passed': not fatal_findings, 'summary': summary}

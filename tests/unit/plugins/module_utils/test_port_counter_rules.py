@@ -132,6 +132,18 @@ def test_a_rate_above_its_limit_warns_with_the_rate_and_a_rate_below_does_not():
     assert [(f['severity'], f['counter'], f['rate_per_s'], f['limit_per_s']) for f in report['findings']] == [
         ('warning', 'counters/symbol_error', 15.0, 10)]
     assert report['findings'][0]['message'] == 'n1 p0 (mlx5_0:1): counters/symbol_error at 15/s over the 4 s of job, above 10/s'
+    assert report['summary'] == ('no fatal counter rose on 1 hosts; 1 warnings: '
+                                 'n1 p0 (mlx5_0:1): counters/symbol_error at 15/s over the 4 s of job, above 10/s')
+
+
+def test_the_summary_names_the_first_warnings_and_counts_them_all():
+    before = read(0.0, dict(('p%d' % index, (None, {'statistics/rx_dropped': 0})) for index in range(7)))
+    after = read(1.0, dict(('p%d' % index, (None, {'statistics/rx_dropped': 50})) for index in range(7)))
+    report = counters_report({'n1': {'job': {'before': before, 'after': after}}}, [], {'rx_dropped': 1})
+    assert len(report['findings']) == 7
+    assert report['summary'].startswith('no fatal counter rose on 1 hosts; 7 warnings: n1 p0: statistics/rx_dropped')
+    assert report['summary'].count('rx_dropped') == port_counters.SUMMARY_WARNINGS
+    assert report['summary'].endswith('; ...')
 
 
 def test_a_counter_that_went_back_has_no_delta_and_no_finding():
