@@ -222,7 +222,7 @@ def counters_report(reads_by_host, fatal=DEFAULT_FATAL, warn_rates=None):
     summary = '; '.join(fatal_findings) or 'no fatal counter rose on %d hosts' % len(reads_by_host)
     if warnings:
         # the play's last lines name the first few; report.json and report.md have them all
-        summary += '; %d warnings: %s%s' % (len(warnings), '; '.join(warnings[:SUMMARY_WARNINGS]),
-                                           '; ...' if len(warnings) > SUMMARY_WARNINGS else '')
+        more = '; ...' if len(warnings) > SUMMARY_WARNINGS else ''
+        summary += '; %d warnings: %s%s' % (len(warnings), '; '.join(warnings[:SUMMARY_WARNINGS]), more)
     return {'jobs': [{'name': job, 'hosts': jobs[job]} for job in order], 'findings': findings, 'unread': unread,
             'passed': not fatal_findings, 'summary': summary}
