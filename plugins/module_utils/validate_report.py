@@ -15,6 +15,8 @@ from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_checks 
 
 # a run over a thousand nodes would otherwise print a thousand names in a heading line
 HOSTS_SHOWN = 16
+# every port of a large cluster moves a dozen counters in every job; report.json keeps them all
+COUNTER_ROWS_SHOWN = 400
 
 
 def _cell(value):
@@ -136,6 +138,29 @@ def _train_section(train):
     return lines
 
 
+def _counters_section(counters):
+    lines = ['## Port counters', '', counters.get('summary') or '', '']
+    findings = counters.get('findings') or []
+    if findings:
+        lines += ['- **%s**: %s' % (finding.get('severity'), _cell(finding.get('message'))) for finding in findings]
+        lines.append('')
+    rows = []
+    for job in counters.get('jobs') or []:
+        for host, read in sorted((job.get('hosts') or {}).items()):
+            for port, values in sorted((read.get('ports') or {}).items()):
+                seconds = read.get('seconds')
+                for counter, delta in sorted((values.get('deltas') or {}).items()):
+                    rows.append([job.get('name'), host, port, values.get('rdma_port'), counter, delta,
+                                 _number_cell(delta / seconds, 1) if seconds else None])
+    if not rows:
+        return lines + ['No counter moved.', '']
+    header = ['job', 'host', 'port', 'RDMA port', 'counter', 'delta', 'per second']
+    lines += _table(header, rows[:COUNTER_ROWS_SHOWN]) + ['']
+    if len(rows) > COUNTER_ROWS_SHOWN:
+        lines += ['... and %d more non-zero deltas in report.json.' % (len(rows) - COUNTER_ROWS_SHOWN), '']
+    return lines
+
+
 def render_markdown(report, plot=None):
     """Return report.md for the report dict; ``plot`` is the PNG's file name to embed, if one is drawn."""
     if not isinstance(report, dict):
@@ -172,6 +197,8 @@ def render_markdown(report, plot=None):
         lines += _isolation_section(report['isolation'])
     if report.get('train_smoke'):
         lines += _train_section(report['train_smoke'])
+    if report.get('counters'):
+        lines += _counters_section(report['counters'])
     # the per-size tables last: with the isolation pairs of a large cluster they are most of the file
     if runs:
         lines += ['## Runs', '']

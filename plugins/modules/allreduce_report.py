@@ -48,6 +48,9 @@ options:
       - C(train_smoke) (dict or null) - the smoke training verdict (the C(hpcfabric.cluster.train_smoke_verdict)
         filter - C(passed), C(errors), C(mpirun_rc) with each job's exit status, and each job's summary), when it
         ran.
+      - C(counters) (dict or null) - the result of the C(hpcfabric.cluster.port_counter_report) filter (the fabric
+        ports' counter deltas over each job and the findings of the rules), when the counters were read; report.md
+        lists the findings and a table of the deltas other than 0.
     type: dict
     required: true
   png:

@@ -11,6 +11,7 @@ from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_checks 
     allreduce_verdict,
     isolation_verdict,
 )
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.port_counters import counters_report
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_report import render_markdown
 
 MIB = 1024 * 1024
@@ -197,3 +198,28 @@ def test_rejects_malformed_reports(data, message):
         return
     with pytest.raises(ValueError, match=message):
         render_markdown(data)
+
+
+def test_port_counters_show_findings_and_only_the_deltas_that_moved():
+    before = {'read_at': 0.0, 'ports': {
+        'fab0': {'rdma_port': None, 'counters': {'statistics/rx_bytes': 0, 'statistics/rx_dropped': 2}},
+        'ens1f0': {'rdma_port': 'mlx5_0:1', 'counters': {'counters/link_downed': 0}}}}
+    after = {'read_at': 8.0, 'ports': {
+        'fab0': {'rdma_port': None, 'counters': {'statistics/rx_bytes': 800, 'statistics/rx_dropped': 2}},
+        'ens1f0': {'rdma_port': 'mlx5_0:1', 'counters': {'counters/link_downed': 1}}}}
+    data = report()
+    data['counters'] = counters_report({'node02': {'allreduce on all nodes': {'before': before, 'after': after}}},
+                                       ['link_downed'], {})
+    text = render_markdown(data)
+    section = text[text.index('## Port counters'):]
+    assert '- **fatal**: node02 ens1f0 (mlx5_0:1): counters/link_downed rose by 1 during allreduce on all nodes' in section
+    assert '| allreduce on all nodes | node02 | fab0 | - | statistics/rx_bytes | 800 | 100.0 |' in section
+    assert '| allreduce on all nodes | node02 | ens1f0 | mlx5_0:1 | counters/link_downed | 1 | 0.1 |' in section
+    assert 'rx_dropped' not in section
+
+
+def test_port_counters_that_did_not_move_say_so():
+    same = {'read_at': 0.0, 'ports': {'fab0': {'rdma_port': None, 'counters': {'statistics/rx_bytes': 5}}}}
+    data = report()
+    data['counters'] = counters_report({'node01': {'job': {'before': same, 'after': dict(same, read_at=1.0)}}}, [], {})
+    assert '## Port counters\n\nno fatal counter rose on 1 hosts\n\nNo counter moved.\n' in render_markdown(data)
