@@ -109,7 +109,7 @@ def _isolation_section(isolation):
                   if ratio.get('all') is not None and ratio['all'] < 1)
     if ratios:
         rows = [[host, ratio['all'], ', '.join('%s: %s' % (rail, '-' if value is None else value)
-                                              for rail, value in sorted(ratio.get('rails', {}).items()))]
+                                               for rail, value in sorted(ratio.get('rails', {}).items()))]
                 for host, ratio in ratios.items()]
         lines += ['### Pass ratios below 1', ''] + _table(['host', 'all runs', 'per rail'], rows) + ['']
     rows = [[run.get('round'), run.get('stage'), run.get('rail'), ' + '.join(run.get('hosts') or []),

@@ -122,8 +122,9 @@ def test_findings_table_with_actions_and_pass_ratios():
     text = render_markdown(report(isolation=step))
     lines = text.splitlines()
     assert '| kind | host | rail | interface | action | evidence |' in lines
-    node = [line for line in lines if line.startswith('| node | node0002 | - | - | drain node0002: it fails with every '
-                                                        'partner on every rail (2 rails)')]
+    node = [line for line in lines
+            if line.startswith('| node | node0002 | - | - | drain node0002: it fails with every partner on every rail '
+                               '(2 rails)')]
     assert len(node) == 1 and '(confirm): 0.5 GB/s FAIL' in node[0]
     assert any(line.startswith('| link | node0005 | 1 | eth1 | reseat or replace the cable or optic on rail 1 of '
                                'node0005 (eth1, mlx5_1:1)') for line in lines)
