@@ -163,12 +163,12 @@ class _Rail(object):
         """Failed runs that no bad port explains."""
         return [run for run in self.runs if not run['passed'] and not set(run['hosts']) & set(bad)]
 
-    def flaky(self, bad):
+    def flaky(self, suspects):
         """``(flaky ports, runs left unexplained)``: a port that passed and failed with 2 or more partners of its
         own is flaky; the port with the most such failures is taken first, so that its partners' one failure each is
         put down to it.
         """
-        left = self.unexplained(bad)
+        left = self.unexplained(suspects)
         flaky = []
         while True:
             partners = {}
@@ -235,12 +235,14 @@ class _Engine(object):
         """Rails on which nothing passed: no partner to confirm a suspect against."""
         return [rail for rail, state in self.by_rail.items() if state.runs and not state.any_passed()]
 
+    def live_rails(self):
+        """``(rail, state)`` of the rails on which something passed: only there can a partner confirm anything."""
+        dead = self.dead_rails()
+        return [(rail, state) for rail, state in self.by_rail.items() if rail not in dead]
+
     def confirm_runs(self):
         runs = []
-        dead = self.dead_rails()
-        for rail, state in self.by_rail.items():
-            if rail in dead:
-                continue
+        for rail, state in self.live_rails():
             suspects = state.suspects()
             passed = [host for host in state.hosts if state.passes[host]]
             if len(suspects) > len(passed):
@@ -248,7 +250,7 @@ class _Engine(object):
                 # summary says so rather than blame half a rail
                 continue
             retest = [host for run in state.unexplained(suspects) for host in run['hosts'] if host not in suspects]
-            to_test = suspects + [host for index, host in enumerate(retest) if host not in retest[:index]]
+            to_test = suspects + list(dict.fromkeys(retest))
             used = set()
             for host in to_test:
                 # best a partner whose only failures were with suspects, and new to this port; on a small cluster one
@@ -264,10 +266,7 @@ class _Engine(object):
 
     def repeat_runs(self, number):
         runs = []
-        dead = self.dead_rails()
-        for rail, state in self.by_rail.items():
-            if rail in dead:
-                continue
+        for rail, state in self.live_rails():
             bad = state.bad()
             members = [host for host in state.hosts if host not in bad]
             # a string seed is hashed the same way by every Python 3: the same seed gives the same pairs
@@ -325,7 +324,8 @@ class _Engine(object):
             bad = state.bad()
             for host in bad:
                 bad_by_host.setdefault(host, []).append(rail)
-            flaky, left = state.flaky(bad)
+            # failures with an unconfirmed suspect are put down to it, not to its partners
+            flaky, left = state.flaky(state.suspects())
             for host in flaky:
                 findings.append(_finding(
                     'flaky', host, rail, self._interface(host, rail), state.runs_of[host],
@@ -381,8 +381,7 @@ class _Engine(object):
 
     def unconfirmed(self):
         """Ports that failed with every partner but could not be confirmed: no partner was left that passed."""
-        dead = self.dead_rails()
-        return [{'host': host, 'rail': rail} for rail, state in self.by_rail.items() if rail not in dead
+        return [{'host': host, 'rail': rail} for rail, state in self.live_rails()
                 for host in state.suspects() if host not in state.bad()]
 
 

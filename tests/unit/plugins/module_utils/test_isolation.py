@@ -211,11 +211,20 @@ def test_the_seed_makes_the_repeats_reproducible():
     assert first[2:] != other[2:]
 
 
-def test_a_suspect_without_a_partner_left_is_not_blamed():
-    """Three of four nodes bad: more suspects than nodes that passed, so nothing is confirmed or named a node."""
+def test_more_suspects_than_partners_that_passed_are_left_unconfirmed_and_not_blamed():
+    """Five of eight nodes bad: six ports fail with every partner, two passed; no one is confirmed, no one named."""
+    hosts = names(8)
+    step, rounds = drive(hosts, rails_of(hosts, 1), Fabric(bad_nodes=[hosts[i] for i in (0, 1, 2, 4, 5)]))
+    assert [planned['stage'] for planned in rounds] == ['ring', 'ring']
+    assert step['findings'] == [] and step['bad_hosts'] == []
+    assert step['unconfirmed'] == [{'host': host, 'rail': 0} for host in hosts[:6]]
+    assert 'not confirmed (no partner that passed was left): node0001 rail 0, ' in step['summary']
+
+
+def test_a_dead_rail_of_four_is_the_fabric_not_three_bad_nodes():
     hosts = names(4)
     step, dummy = drive(hosts, rails_of(hosts, 1), Fabric(bad_nodes=['node0001', 'node0002', 'node0003']))
-    assert [item['kind'] for item in step['findings'] if item['host']] == []
+    assert kinds(step) == [('fabric', None, None)]
 
 
 def test_fewer_than_two_nodes_run_nothing():
