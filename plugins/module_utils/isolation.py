@@ -122,8 +122,7 @@ def run_text(run):
 class _Rail(object):
     """What one rail's runs say about its ports (a node's NIC, cable and switch port on this rail)."""
 
-    def __init__(self, rail, hosts, runs):
-        self.rail = rail
+    def __init__(self, hosts, runs):
         self.hosts = hosts
         self.order = dict((host, index) for index, host in enumerate(hosts))
         self.runs = runs
@@ -151,7 +150,7 @@ class _Rail(object):
         return [host for host in self.hosts if self.fails[host] and not self.passes[host]]
 
     def bad(self):
-        """Ports that passed with no one and failed the confirmation against a partner that passed."""
+        """Ports that passed with no one and, after the ring, failed again with a partner that passed."""
         bad = []
         for host in self.suspects():
             if any(run['stage'] != 'ring' and not run['passed'] and self.passes[_other(run, host)]
@@ -159,9 +158,10 @@ class _Rail(object):
                 bad.append(host)
         return bad
 
-    def unexplained(self, bad):
-        """Failed runs that no bad port explains."""
-        return [run for run in self.runs if not run['passed'] and not set(run['hosts']) & set(bad)]
+    def unexplained(self, blamed):
+        """Failed runs in which none of the ``blamed`` ports took part."""
+        blamed = set(blamed)
+        return [run for run in self.runs if not run['passed'] and not blamed.intersection(run['hosts'])]
 
     def flaky(self, suspects):
         """``(flaky ports, runs left unexplained)``: a port that passed and failed with 2 or more partners of its
@@ -219,7 +219,7 @@ class _Engine(object):
         for rail, members in self.rail_hosts.items():
             for index, pairs in enumerate(ring_rounds(members)):
                 self.ring.setdefault(index, []).extend(_pair_run(a, b, rail, rails) for a, b in pairs)
-        self.by_rail = dict((rail, _Rail(rail, members, [run for run in self.runs if run['rail'] == rail]))
+        self.by_rail = dict((rail, _Rail(members, [run for run in self.runs if run['rail'] == rail]))
                             for rail, members in sorted(self.rail_hosts.items()))
 
     def rounds_of(self, stage):
