@@ -5,7 +5,7 @@
 After a failed all-node allreduce the role asks :func:`isolation_step` for the next round, runs its pairs at once
 (every pair of a round shares no node on its rail), feeds the results back and asks again, until the step says
 ``done``. The engine keeps no state between calls: every answer is worked out again from the results so far, so
-the role only loops and launches. The rounds, per rail and all rails of a round together:
+the role only loops and launches. The rounds, per rail, every rail in each round:
 
 1. ``ring``: the ring of nodes in rounds of disjoint pairs (2 rounds for an even ring, 3 for an odd one);
 2. ``confirm``: one round in which every suspect port - a node's rail that failed with every partner - and both
