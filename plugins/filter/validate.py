@@ -1,24 +1,24 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright (c) hpcfabric maintainers
-"""Filters of the validate role: ring_rounds, threshold_inputs, allreduce_threshold, allreduce_verdict,
-isolation_verdict, preflight_problems, interface_states, host_problems, hostfile_entries,
-mpirun_error, pair_results, train_smoke_verdict, report_runs, mpi_launch_tools.
+"""Filters of the validate role: threshold_inputs, allreduce_threshold, allreduce_verdict, isolation_rails,
+isolation_step, preflight_problems, interface_states, host_problems, hostfile_entries, mpirun_error, pair_results,
+train_smoke_verdict, report_runs, mpi_launch_tools.
 
-Each filter is documented in its own file beside this one (ring_rounds.yml, ...), as ansible-doc looks
-documentation up by filter name. The logic is in module_utils/validate_checks.py (the decisions) and
-module_utils/validate_collect.py (what the role's tasks gathered, put into shape).
+Each filter is documented in its own file beside this one (isolation_step.yml, ...), as ansible-doc looks
+documentation up by filter name. The logic is in module_utils/validate_checks.py and module_utils/isolation.py (the
+decisions) and module_utils/validate_collect.py (what the role's tasks gathered, put into shape).
 """
 
 from __future__ import annotations
 
-from ansible_collections.hpcfabric.cluster.plugins.module_utils import mpi_local_fact, validate_checks, validate_collect
+from ansible_collections.hpcfabric.cluster.plugins.module_utils import isolation, mpi_local_fact, validate_checks, validate_collect
 from ansible_collections.hpcfabric.cluster.plugins.plugin_utils.filters import as_filter
 
-ring_rounds = as_filter('ring_rounds', validate_checks.ring_rounds)
 threshold_inputs = as_filter('threshold_inputs', validate_checks.threshold_inputs)
 allreduce_threshold = as_filter('allreduce_threshold', validate_checks.allreduce_threshold)
 allreduce_verdict = as_filter('allreduce_verdict', validate_checks.allreduce_verdict)
-isolation_verdict = as_filter('isolation_verdict', validate_checks.isolation_verdict)
+isolation_rails = as_filter('isolation_rails', isolation.isolation_rails)
+isolation_step = as_filter('isolation_step', isolation.isolation_step)
 preflight_problems = as_filter('preflight_problems', validate_checks.preflight_problems)
 interface_states = as_filter('interface_states', validate_collect.interface_states)
 host_problems = as_filter('host_problems', validate_collect.host_problems)
@@ -29,7 +29,7 @@ train_smoke_verdict = as_filter('train_smoke_verdict', validate_collect.train_sm
 report_runs = as_filter('report_runs', validate_collect.report_runs)
 mpi_launch_tools = as_filter('mpi_launch_tools', mpi_local_fact.launch_tools)
 
-_FILTERS = (ring_rounds, threshold_inputs, allreduce_threshold, allreduce_verdict, isolation_verdict,
+_FILTERS = (threshold_inputs, allreduce_threshold, allreduce_verdict, isolation_rails, isolation_step,
             preflight_problems, interface_states, host_problems, hostfile_entries, mpirun_error, pair_results,
             train_smoke_verdict, report_runs, mpi_launch_tools)
 

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright (c) hpcfabric maintainers
-"""Pure logic of the validate role: its settings and threshold inputs, isolation rounds, thresholds, verdicts (the
-allreduce, the isolation pairs, the smoke training) and preflight checks.
+"""Pure logic of the validate role: its settings and threshold inputs, thresholds, verdicts (the allreduce, the smoke
+training) and preflight checks; the isolation's rounds and findings are in isolation.py.
 
 Inputs are the benchmark JSON of ``files/bench/allreduce.py`` and the facts of the collection's facts modules.
 Bad input raises :class:`ValueError` with a message meant for the sysadmin; the filter plugins turn it into
@@ -77,33 +77,6 @@ def _fraction(value, what):
     if not 0 < number <= 1:
         raise ValueError('%s must be in (0, 1], got %r' % (what, value))
     return number
-
-
-def ring_rounds(hosts):
-    """Split the ring h0-h1, h1-h2, ..., h(n-1)-h0 into rounds of disjoint pairs.
-
-    Every pair of a round can run at the same time: an even ring takes 2 rounds, an odd one 3 (the last
-    holds only the closing pair), whatever the node count. Two hosts give one round of one pair.
-    """
-    if not isinstance(hosts, (list, tuple)):
-        raise ValueError('hosts must be a list of host names, got %s' % type(hosts).__name__)
-    names = []
-    for host in hosts:
-        if not isinstance(host, str) or not host.strip():
-            raise ValueError('host names must be non-empty strings, got %r' % (host,))
-        names.append(host)
-    duplicates = sorted(set(name for name in names if names.count(name) > 1))
-    if duplicates:
-        raise ValueError('duplicate host names: %s' % ', '.join(duplicates))
-    count = len(names)
-    if count < 2:
-        return []
-    if count == 2:
-        return [[[names[0], names[1]]]]
-    edges = [[names[i], names[(i + 1) % count]] for i in range(count)]
-    if count % 2 == 0:
-        return [edges[0::2], edges[1::2]]
-    return [edges[0:count - 1:2], edges[1:count - 1:2], [edges[-1]]]
 
 
 def _baseline_bench(baseline):
@@ -220,6 +193,8 @@ def _setting_problems(settings, mode, min_bytes, max_bytes, size_floor):
     warmup = _setting_whole(settings, 'validate_warmup')
     if iters < 1 or warmup < 0:
         problems.append('validate_iters=%d must be at least 1 and validate_warmup=%d at least 0' % (iters, warmup))
+    if _setting_whole(settings, 'validate_isolation_repeats') < 0:
+        problems.append('validate_isolation_repeats=%s must be at least 0' % settings['validate_isolation_repeats'])
     min_busbw = settings.get('validate_allreduce_min_busbw_gbs')
     if min_busbw is not None and _number(min_busbw, 'validate_allreduce_min_busbw_gbs') < 0:
         problems.append('validate_allreduce_min_busbw_gbs=%s is below zero' % (min_busbw,))
@@ -401,99 +376,6 @@ def allreduce_verdict(bench, threshold, min_size_bytes, run_error=None):
         reason = '%s; results: %s' % (run_error, reason)
     return {'passed': correct and not failures and not run_error, 'correct': correct, 'checked': checked,
             'failures': failures, 'reason': reason, 'run_error': run_error or None}
-
-
-def _judge_pair(entry, index, threshold, min_size_bytes):
-    if not isinstance(entry, dict) or not isinstance(entry.get('hosts'), (list, tuple)) or len(entry['hosts']) != 2:
-        raise ValueError('isolation pair %d must be {hosts: [a, b], bench, error}, got %r' % (index, entry))
-    hosts = list(entry['hosts'])
-    mpirun_rc = entry.get('mpirun_rc')
-    if entry.get('bench') is None:
-        return {'hosts': hosts, 'passed': False, 'busbw_gbs': None, 'mpirun_rc': mpirun_rc,
-                'reason': 'run failed: %s' % (entry.get('error') or 'no results')}
-    try:
-        # a pair that exited non-zero fails whatever its numbers: it is never the partner a node passed with
-        verdict = allreduce_verdict(entry['bench'], threshold, min_size_bytes, run_error=entry.get('error') or None)
-    except ValueError as exc:
-        raise ValueError('pair %s: %s' % (' + '.join(hosts), exc))
-    return {'hosts': hosts, 'passed': verdict['passed'], 'mpirun_rc': mpirun_rc,
-            'busbw_gbs': min(item['busbw_gbs'] for item in verdict['checked']), 'reason': verdict['reason']}
-
-
-def _exited(pair):
-    """Whether the pair's mpirun exited non-zero (a pair without an exit status, unreachable, did not run)."""
-    rc = pair.get('mpirun_rc')
-    return isinstance(rc, int) and not isinstance(rc, bool) and rc != 0
-
-
-def _pair_text(pair):
-    status = 'exit %s' % pair['mpirun_rc'] if _exited(pair) else None
-    if pair['busbw_gbs'] is None:
-        return 'run failed (%s)' % status if status else 'run failed'
-    text = '%s GB/s' % format_gbs(pair['busbw_gbs'])
-    return '%s but %s' % (text, status) if status else text
-
-
-def _partner_text(pair, node):
-    partner = pair['hosts'][1] if pair['hosts'][0] == node else pair['hosts'][0]
-    return '%s %s' % (partner, _pair_text(pair))
-
-
-def _failing(pairs):
-    # "slow" only where every failure is a measurement; a run that exited non-zero or wrote nothing is not a speed
-    return 'fails' if any(_exited(pair) or pair['busbw_gbs'] is None for pair in pairs) else 'is slow'
-
-
-def isolation_verdict(pairs, threshold, min_size_bytes):
-    """Name the slow nodes and suspect links from pairwise runs.
-
-    A node is slow when every pair it is in failed; a failed pair of two nodes that are not slow is a suspect
-    link. Two nodes alone cannot be told apart from their link: their failed pair is a suspect link and no node
-    is named. A pair whose mpirun exited non-zero (``mpirun_rc``, ``error``) is a failed pair whatever its
-    numbers, so a node never counts as passing through it; the summary says "fails" rather than "is slow" there.
-    """
-    if not isinstance(pairs, (list, tuple)):
-        raise ValueError('isolation pairs must be a list, got %s' % type(pairs).__name__)
-    judged = [_judge_pair(entry, index, threshold, min_size_bytes) for index, entry in enumerate(pairs)]
-    by_node = {}
-    for pair in judged:
-        for node in pair['hosts']:
-            by_node.setdefault(node, []).append(pair)
-    failed = [pair for pair in judged if not pair['passed']]
-    result = {'pairs': judged, 'slow_nodes': [], 'suspect_links': [], 'summary': ''}
-    if not judged:
-        result['summary'] = 'no pair was run (fewer than 2 nodes)'
-        return result
-    if not failed:
-        result['summary'] = 'no slow node: every pair passed'
-        return result
-    if len(by_node) == 2:
-        pair = failed[0]
-        result['suspect_links'] = [pair['hosts']]
-        result['summary'] = ('%s failed (%s): with 2 nodes a slow node cannot be told from a slow link, '
-                             'both nodes and their link are candidates' % (' + '.join(pair['hosts']), _pair_text(pair)))
-        return result
-    slow = sorted(node for node, node_pairs in by_node.items() if not any(pair['passed'] for pair in node_pairs))
-    links = [pair['hosts'] for pair in failed if not set(pair['hosts']) & set(slow)]
-    result['slow_nodes'] = slow
-    result['suspect_links'] = links
-    if all(_exited(pair) for pair in judged):
-        result['summary'] = ('every pair exited non-zero (%d pairs, exit %s): the MPI installation, the job environment '
-                             'or the benchmark fails on every node, not one node'
-                             % (len(judged), ', '.join(str(rc) for rc in sorted(set(pair['mpirun_rc'] for pair in judged)))))
-        return result
-    if len(failed) == len(judged):
-        lowest = [pair['busbw_gbs'] for pair in judged if pair['busbw_gbs'] is not None]
-        result['summary'] = ('every pair failed (%d pairs%s): the fabric as a whole or the threshold is at fault, '
-                             'not one node' % (len(judged), ', best %s GB/s' % format_gbs(max(lowest)) if lowest else ''))
-        return result
-    parts = ['%s %s with every partner (%s)' % (node, _failing(by_node[node]),
-                                                ', '.join(_partner_text(pair, node) for pair in by_node[node]))
-             for node in slow]
-    parts += ['link %s %s (%s) though both nodes pass with other partners' % (
-        ' - '.join(pair['hosts']), _failing([pair]), _pair_text(pair)) for pair in failed if pair['hosts'] in links]
-    result['summary'] = '; '.join(parts)
-    return result
 
 
 def _train_job_errors(name, summary, run_error):

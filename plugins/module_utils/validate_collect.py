@@ -126,12 +126,13 @@ def mpirun_error(run, job, launcher):
 
 
 def pair_results(pairs, runs, fetched):
-    """``[{hosts, bench, error, mpirun_rc}]``, one per pair of an isolation round, for ``isolation_verdict``.
+    """The planned runs of an isolation round with what they gave: ``bench``, ``error``, ``mpirun_rc`` added to each.
 
-    ``runs`` and ``fetched`` are the pairs' leaders' registered results, in the order of ``pairs``: the mpirun
-    ``command`` and the ``slurp`` of the bench JSON. ``bench`` is the JSON, kept whatever the exit status (None when
-    there is none, or it is not JSON); ``error`` says why the pair failed (``mpirun_error``, or results missing or not
-    JSON), None when it exited 0 with results; ``mpirun_rc`` is the exit status (None when there is none).
+    ``pairs`` are the round's runs as the isolation planned them (``{hosts: [leader, partner], rail, ...}``, kept as
+    they are); ``runs`` and ``fetched`` the leaders' registered results in the same order: the mpirun ``command`` and
+    the ``slurp`` of the bench JSON. ``bench`` is the JSON, kept whatever the exit status (None when there is none, or
+    it is not JSON); ``error`` says why the run failed (``mpirun_error``, or results missing or not JSON), None when it
+    exited 0 with results; ``mpirun_rc`` is the exit status (None when there is none).
     """
     for name, value in (('pairs', pairs), ('runs', runs), ('fetched', fetched)):
         if not isinstance(value, (list, tuple)):
@@ -141,10 +142,10 @@ def pair_results(pairs, runs, fetched):
                          % (len(pairs), len(runs), len(fetched)))
     results = []
     for pair, run, got in zip(pairs, runs, fetched):
-        if not isinstance(pair, (list, tuple)) or len(pair) != 2:
-            raise ValueError('each pair must be [leader, partner], got %r' % (pair,))
-        hosts = [str(host) for host in pair]
-        job = 'isolation pair ' + ' + '.join(hosts)
+        if not isinstance(pair, dict) or not isinstance(pair.get('hosts'), (list, tuple)) or len(pair['hosts']) != 2:
+            raise ValueError('each pair must be {hosts: [leader, partner], rail, ...}, got %r' % (pair,))
+        hosts = [str(host) for host in pair['hosts']]
+        job = _pair_job(hosts, pair.get('rail'))
         error = mpirun_error(run, job, hosts[0])
         try:
             bench = _fetched_json(got)
@@ -154,8 +155,12 @@ def pair_results(pairs, runs, fetched):
             error = '%s; results are not JSON (%s)' % (error, exc) if error else '%s: results are not JSON (%s)' % (job, exc)
         if bench is None and error is None:
             error = '%s wrote no results, though mpirun on %s exited 0' % (job, hosts[0])
-        results.append({'hosts': hosts, 'bench': bench, 'error': error, 'mpirun_rc': _exit_status(run)})
+        results.append(dict(pair, hosts=hosts, bench=bench, error=error, mpirun_rc=_exit_status(run)))
     return results
+
+
+def _pair_job(hosts, rail):
+    return 'isolation pair %s%s' % (' + '.join(hosts), '' if rail is None else ' on rail %s' % rail)
 
 
 def train_smoke_verdict(runs, fetched, launcher):
@@ -185,11 +190,11 @@ def train_smoke_verdict(runs, fetched, launcher):
 
 
 def report_runs(bench, pairs=None, mpirun_rc=None):
-    """The report's runs: the all-node run, then every pair of the isolation that has results.
+    """The report's runs: the all-node run, then every isolation run that has results.
 
-    ``bench`` is the all-node bench JSON, ``pairs`` the isolation's ``[{hosts, bench, error, mpirun_rc}]`` (None
-    when it did not run), ``mpirun_rc`` the all-node run's exit status. Each run is ``{name, hosts, bench,
-    mpirun_rc}``.
+    ``bench`` is the all-node bench JSON, ``pairs`` the isolation's runs ``{hosts, rail, stage, bench, error,
+    mpirun_rc}`` (None when it did not run), ``mpirun_rc`` the all-node run's exit status. Each run is ``{name,
+    hosts, bench, mpirun_rc}``.
     """
     if not isinstance(bench, dict) or 'world_size' not in bench:
         raise ValueError('bench must be the JSON of files/bench/allreduce.py, got %r' % (bench,))
@@ -197,10 +202,14 @@ def report_runs(bench, pairs=None, mpirun_rc=None):
              'mpirun_rc': mpirun_rc}]
     for pair in pairs or []:
         if not isinstance(pair, dict) or 'hosts' not in pair:
-            raise ValueError('isolation pairs must be {hosts, bench, error, mpirun_rc}, got %r' % (pair,))
+            raise ValueError('isolation pairs must be {hosts, rail, stage, bench, error, mpirun_rc}, got %r' % (pair,))
         if pair.get('bench'):
-            runs.append({'name': 'pair ' + ' + '.join(pair['hosts']), 'hosts': pair['hosts'], 'bench': pair['bench'],
-                         'mpirun_rc': pair.get('mpirun_rc')})
+            name = 'pair ' + ' + '.join(pair['hosts'])
+            if pair.get('rail') is not None:
+                name += ', rail %s' % pair['rail']
+            if pair.get('stage'):
+                name += ' (%s)' % pair['stage']
+            runs.append({'name': name, 'hosts': pair['hosts'], 'bench': pair['bench'], 'mpirun_rc': pair.get('mpirun_rc')})
     return runs
 
 

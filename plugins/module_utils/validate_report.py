@@ -95,14 +95,30 @@ def _run_section(run, threshold):
 
 
 def _isolation_section(isolation):
-    lines = ['## Isolation: pairs over the ring', '', isolation.get('summary') or '', '']
-    rows = [[' + '.join(pair.get('hosts') or []), _number_cell(pair.get('busbw_gbs')),
-             _verdict_word(pair.get('passed')), pair.get('reason')] for pair in isolation.get('pairs') or []]
-    lines += _table(['pair', 'lowest busbw (GB/s)', 'result', 'reason'], rows) + ['']
-    if isolation.get('slow_nodes'):
-        lines += ['Slow nodes: %s' % ', '.join(isolation['slow_nodes']), '']
-    if isolation.get('suspect_links'):
-        lines += ['Suspect links: %s' % ', '.join(' - '.join(link) for link in isolation['suspect_links']), '']
+    stages = isolation.get('stages') or {}
+    lines = ['## Isolation', '', isolation.get('summary') or '', '',
+             'Rounds: %s (%s); runs: %d.' % (isolation.get('rounds', '-'), ', '.join(
+                 '%s %s' % (stage, stages[stage]) for stage in ('ring', 'confirm', 'repeat') if stage in stages) or '-',
+                 len(isolation.get('runs') or [])), '']
+    findings = isolation.get('findings') or []
+    if findings:
+        rows = [[item.get('kind'), item.get('host'), item.get('rail'), item.get('interface'), item.get('action'),
+                 '; '.join(item.get('evidence') or [])] for item in findings]
+        lines += ['### Findings', ''] + _table(['kind', 'host', 'rail', 'interface', 'action', 'evidence'], rows) + ['']
+    else:
+        lines += ['No finding: no node, link or rail to blame.', '']
+    ratios = dict((host, ratio) for host, ratio in sorted((isolation.get('pass_ratios') or {}).items())
+                  if ratio.get('all') is not None and ratio['all'] < 1)
+    if ratios:
+        rows = [[host, ratio['all'], ', '.join('%s: %s' % (rail, '-' if value is None else value)
+                                               for rail, value in sorted(ratio.get('rails', {}).items()))]
+                for host, ratio in ratios.items()]
+        lines += ['### Pass ratios below 1', ''] + _table(['host', 'all runs', 'per rail'], rows) + ['']
+    rows = [[run.get('round'), run.get('stage'), run.get('rail'), ' + '.join(run.get('hosts') or []),
+             _number_cell(run.get('busbw_gbs')), _verdict_word(run.get('passed')), run.get('reason')]
+            for run in isolation.get('runs') or []]
+    lines += ['### Runs', ''] + _table(['round', 'stage', 'rail', 'pair', 'lowest busbw (GB/s)', 'result', 'reason'],
+                                       rows) + ['']
     return lines
 
 

@@ -40,9 +40,11 @@ options:
       - C(verdict) (dict) - the result of the C(hpcfabric.cluster.allreduce_verdict) filter (C(passed), C(correct),
         C(checked), C(failures), C(reason), C(run_error) - how the job failed, a non-zero mpirun exit). Required.
       - C(runs) (list of dicts) - C(name), C(hosts), C(bench) (the JSON of C(files/bench/allreduce.py)) and
-        C(mpirun_rc) (its exit status) of each run, the full run first, then the isolation pairs; each is a table in
+        C(mpirun_rc) (its exit status) of each run, the full run first, then the isolation's runs; each is a table in
         report.md and a line in the plot.
-      - C(isolation) (dict or null) - the result of the C(hpcfabric.cluster.isolation_verdict) filter, when the pairs ran.
+      - C(isolation) (dict or null) - the last result of the C(hpcfabric.cluster.isolation_step) filter (C(rounds),
+        C(stages), C(runs), C(findings), C(pass_ratios), C(summary)), when the isolation ran; report.md shows its
+        findings with their actions, the pass ratios below 1 and every run.
       - C(preflight) (dict) - host name to its list of preflight problems (the C(hpcfabric.cluster.preflight_problems)
         filter); an empty list for a host without problems.
       - C(train_smoke) (dict or null) - the smoke training verdict (the C(hpcfabric.cluster.train_smoke_verdict)

@@ -19,15 +19,17 @@ BENCH = {'world_size': 2, 'device': 'cpu', 'hosts': ['a', 'b'], 'mpi': {'library
 def test_filters_are_registered():
     filters = FilterModule().filters()
     assert sorted(filters) == ['allreduce_threshold', 'allreduce_verdict', 'host_problems', 'hostfile_entries',
-                               'interface_states', 'isolation_verdict', 'mpi_launch_tools', 'mpirun_error',
-                               'pair_results', 'preflight_problems', 'report_runs', 'ring_rounds', 'threshold_inputs',
+                               'interface_states', 'isolation_rails', 'isolation_step', 'mpi_launch_tools',
+                               'mpirun_error', 'pair_results', 'preflight_problems', 'report_runs', 'threshold_inputs',
                                'train_smoke_verdict']
     assert all(filters[name].__name__ == name for name in filters)
 
 
 def test_filters_pass_arguments_through():
     filters = FilterModule().filters()
-    assert filters['ring_rounds'](['a', 'b', 'c', 'd']) == [[['a', 'b'], ['c', 'd']], [['b', 'c'], ['d', 'a']]]
+    rails = filters['isolation_rails']({'a': {'interfaces': [{'name': 'fab0', 'rail': 0}]},
+                                        'b': {'interfaces': [{'name': 'fab0', 'rail': 0}]}}, ['a', 'b'])
+    assert rails['b'] == {'0': {'interface': 'fab0', 'net_device': 'fab0'}}
     threshold = filters['allreduce_threshold']('derived', min_busbw_gbs=None, derived_fraction=0.5,
                                                node_rates_gbps={'a': 400, 'b': 200}, baseline=None,
                                                calibrated_fraction=0.9)
@@ -35,9 +37,10 @@ def test_filters_pass_arguments_through():
     verdict = filters['allreduce_verdict'](BENCH, threshold, MIB)
     assert verdict['passed'] is False
     assert verdict['reason'] == 'busbw 2 GB/s at 1 MiB < 12.5 GB/s threshold (derived)'
-    isolation = filters['isolation_verdict']([{'hosts': ['a', 'b'], 'bench': BENCH, 'error': None}],
-                                             dict(threshold, min_busbw_gbs=1.0), min_size_bytes=MIB)
-    assert isolation['summary'] == 'no slow node: every pair passed'
+    isolation = filters['isolation_step']([{'hosts': ['a', 'b'], 'rail': 0, 'bench': BENCH, 'error': None}], ['a', 'b'],
+                                          rails, dict(threshold, min_busbw_gbs=1.0), min_size_bytes=MIB, repeats=0)
+    assert (isolation['done'], isolation['findings']) == (True, [])
+    assert isolation['summary'] == '1 runs in 1 rounds: every pair passed, no node or link to blame'
     problems = filters['preflight_problems']({'interfaces': {}}, {'device': 'cpu', 'rdma': False,
                                                                   'interfaces': ['fab0'], 'mtu': 9000})
     assert problems == ['fab0: not present']
@@ -45,7 +48,8 @@ def test_filters_pass_arguments_through():
                                           'validate_iters': 1, 'validate_warmup': 0,
                                           'validate_threshold_mode': 'auto', 'validate_allreduce_min_busbw_gbs': None,
                                           'validate_derived_fraction': 0.4, 'validate_calibrated_fraction': 0.9,
-                                          'validate_threshold_min_bytes': None, 'validate_calibrate': False},
+                                          'validate_threshold_min_bytes': None, 'validate_calibrate': False,
+                                          'validate_isolation_repeats': 0},
                                          {'a': {'devices': {'mlx5_0': {'ports': {'1': {'state': 'Active',
                                                                                        'rate_gbps': 400}}}}}})
     assert (inputs['mode'], inputs['node_rates'], inputs['min_size_bytes']) == ('derived', {'a': 400}, MIB // 4)
@@ -53,9 +57,10 @@ def test_filters_pass_arguments_through():
         'fab-0': {'mtu': 9000, 'operstate': 'up'}}
     assert filters['host_problems']({'a': ['fab0: not present']}) == ['a: fab0: not present']
     assert filters['hostfile_entries']('a-fab slots=8\n') == [{'name': 'a-fab', 'slots': 8}]
-    assert filters['pair_results']([['a', 'b']], [{'rc': 255, 'stderr_lines': ['ssh: b: no route']}], [{}]) == [
-        {'hosts': ['a', 'b'], 'bench': None, 'mpirun_rc': 255,
-         'error': 'isolation pair a + b exited 255 (mpirun on a): ssh: b: no route'}]
+    assert filters['pair_results']([{'hosts': ['a', 'b'], 'rail': 1}], [{'rc': 255, 'stderr_lines': ['ssh: b: no route']}],
+                                   [{}]) == [
+        {'hosts': ['a', 'b'], 'rail': 1, 'bench': None, 'mpirun_rc': 255,
+         'error': 'isolation pair a + b on rail 1 exited 255 (mpirun on a): ssh: b: no route'}]
     assert filters['mpirun_error']({'rc': 3, 'stderr_lines': ['Exit code: 3']}, 'allreduce on all nodes', 'a') == (
         'allreduce on all nodes exited 3 (mpirun on a): Exit code: 3')
     train = filters['train_smoke_verdict']([{'rc': 0}, {'rc': 0}], [{}, {}], 'a')
@@ -64,18 +69,18 @@ def test_filters_pass_arguments_through():
 
 
 @pytest.mark.parametrize('name, args, kwargs, message', [
-    ('ring_rounds', (['a', 'a'],), {}, '^ring_rounds: duplicate host names: a$'),
+    ('isolation_rails', ({}, ['a']), {}, '^isolation_rails: the cluster model has no node a$'),
     ('allreduce_threshold', ('derived',), {'derived_fraction': 0.4, 'node_rates_gbps': {'a': None}},
      '^allreduce_threshold: derived threshold: no Active fabric port rate for a;'),
     ('allreduce_verdict', (BENCH, {'mode': 'explicit', 'min_busbw_gbs': 1.0}, 2 * MIB),
      {}, '^allreduce_verdict: the sweep stops at 1048576 bytes, below validate_threshold_min_bytes=2097152'),
-    ('isolation_verdict', ('x', {}, 0), {}, '^isolation_verdict: isolation pairs must be a list'),
+    ('isolation_step', ('x', ['a'], {'a': {'0': {}}}, {}, 0), {}, '^isolation_step: isolation results must be a list'),
     ('preflight_problems', ({}, {'device': 'tpu'}), {}, '^preflight_problems: preflight: expected device must be'),
     ('threshold_inputs', ({'validate_calibrate': 'no'},), {}, '^threshold_inputs: validate_calibrate must be true or'),
     ('interface_states', ({}, 'fab0'), {}, '^interface_states: interface names must be a list'),
     ('host_problems', ({'a': None},), {}, '^host_problems: the problems of a must be a list'),
     ('hostfile_entries', ('a slots=x',), {}, '^hostfile_entries: hostfile line 1: slots=x is not a slot count'),
-    ('pair_results', ([['a', 'b']], [], []), {}, '^pair_results: one run and one fetched result per pair'),
+    ('pair_results', ([{'hosts': ['a', 'b']}], [], []), {}, '^pair_results: one run and one fetched result per pair'),
     ('mpirun_error', ({'rc': 1}, 'allreduce', ''), {}, '^mpirun_error: launcher must be a non-empty string'),
     ('train_smoke_verdict', ([], [], 'a'), {}, '^train_smoke_verdict: runs must be a list of 2 results'),
     ('report_runs', ({},), {}, '^report_runs: bench must be the JSON'),

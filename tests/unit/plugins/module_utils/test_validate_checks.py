@@ -15,9 +15,7 @@ from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_checks 
     allreduce_verdict,
     format_gbs,
     human_size,
-    isolation_verdict,
     preflight_problems,
-    ring_rounds,
     threshold_inputs,
     train_verdict,
 )
@@ -41,53 +39,6 @@ def bench(busbw, correct=True, errors=None, world_size=2):
     if errors is not None:
         data['errors'] = errors
     return data
-
-
-# ring_rounds
-
-def _ring(n):
-    return ['node%02d' % (i + 1) for i in range(n)]
-
-
-@pytest.mark.parametrize('count, rounds', [(0, 0), (1, 0), (2, 1), (3, 3), (4, 2), (5, 3), (6, 2), (7, 3)])
-def test_ring_rounds_cover_the_ring_with_disjoint_pairs(count, rounds):
-    hosts = _ring(count)
-    result = ring_rounds(hosts)
-    assert len(result) == rounds
-    for round_pairs in result:
-        used = [host for pair in round_pairs for host in pair]
-        assert len(used) == len(set(used)), 'a host appears twice in round %r' % round_pairs
-    pairs = [frozenset(pair) for round_pairs in result for pair in round_pairs]
-    if count >= 3:
-        ring = [frozenset((hosts[i], hosts[(i + 1) % count])) for i in range(count)]
-        assert sorted(pairs, key=sorted) == sorted(ring, key=sorted)
-    elif count == 2:
-        assert pairs == [frozenset(hosts)]
-    else:
-        assert pairs == []
-
-
-def test_ring_rounds_exact_values():
-    assert ring_rounds(['a', 'b', 'c', 'd']) == [[['a', 'b'], ['c', 'd']], [['b', 'c'], ['d', 'a']]]
-    assert ring_rounds(['a', 'b', 'c']) == [[['a', 'b']], [['b', 'c']], [['c', 'a']]]
-    assert ring_rounds(['a', 'b', 'c', 'd', 'e']) == [[['a', 'b'], ['c', 'd']], [['b', 'c'], ['d', 'e']], [['e', 'a']]]
-    assert ring_rounds(['a', 'b']) == [[['a', 'b']]]
-
-
-def test_ring_rounds_stay_at_two_rounds_for_a_thousand_nodes():
-    result = ring_rounds(_ring(1000))
-    assert [len(pairs) for pairs in result] == [500, 500]
-
-
-@pytest.mark.parametrize('hosts, message', [
-    (['a', 'b', 'a', 'c', 'b'], 'duplicate host names: a, b'),
-    (['a', ''], 'non-empty strings'),
-    (['a', None], 'non-empty strings'),
-    ('a,b', 'must be a list'),
-])
-def test_ring_rounds_rejects(hosts, message):
-    with pytest.raises(ValueError, match=message):
-        ring_rounds(hosts)
 
 
 # allreduce_threshold
@@ -175,7 +126,7 @@ SETTINGS = {'in_group': True, 'validate_group': 'gpu_nodes', 'validate_min_bytes
             'validate_max_bytes': 1073741824, 'validate_iters': 20, 'validate_warmup': 5,
             'validate_threshold_mode': 'auto', 'validate_allreduce_min_busbw_gbs': None,
             'validate_derived_fraction': 0.4, 'validate_calibrated_fraction': 0.9,
-            'validate_threshold_min_bytes': None, 'validate_calibrate': False}
+            'validate_threshold_min_bytes': None, 'validate_calibrate': False, 'validate_isolation_repeats': 0}
 
 
 def settings(**changes):
@@ -234,6 +185,7 @@ def test_threshold_inputs_calibration(baseline, calibrate, mode, min_busbw):
     (dict(validate_derived_fraction=None), 'validate_derived_fraction=None must be above 0 and at most 1'),
     (dict(validate_calibrated_fraction=1.2), 'validate_calibrated_fraction=1.2 must be above 0 and at most 1'),
     (dict(validate_calibrated_fraction='most'), 'validate_calibrated_fraction=most must be above 0 and at most 1'),
+    (dict(validate_isolation_repeats='-2'), 'validate_isolation_repeats=-2 must be at least 0'),
     (dict(validate_threshold_min_bytes=2147483648),
      'validate_threshold_min_bytes=2147483648 is above validate_max_bytes=1073741824: no size would be checked'),
 ])
@@ -396,145 +348,6 @@ def test_verdict_rejects(data, threshold, message):
         allreduce_verdict(data, threshold, LARGE)
     with pytest.raises(ValueError, match='^run_error must be the text of how the job failed, or null, got 3$'):
         allreduce_verdict(bench(2.0), EXPLICIT, LARGE, 3)
-
-
-# isolation_verdict
-
-def _pairs(hosts, slow=(), slow_links=(), failed_runs=(), exit_3=()):
-    """Ring pairs, as pair_results gives them; a pair with a slow node or a slow link runs at 0.01 GB/s, others at
-    2 GB/s; a failed run has no results; a pair with a node of exit_3 writes its results, then exits 3."""
-    pairs = []
-    for round_pairs in ring_rounds(hosts):
-        for pair in round_pairs:
-            job = 'isolation pair %s + %s' % tuple(pair)
-            if frozenset(pair) in [frozenset(link) for link in failed_runs]:
-                pairs.append({'hosts': pair, 'bench': None, 'mpirun_rc': 1,
-                              'error': '%s exited 1 (mpirun on %s): ssh: connect to host refused' % (job, pair[0])})
-                continue
-            bad = set(pair) & set(slow) or frozenset(pair) in [frozenset(link) for link in slow_links]
-            exited = bool(set(pair) & set(exit_3))
-            pairs.append({'hosts': pair, 'bench': bench(0.01 if bad else 2.0), 'mpirun_rc': 3 if exited else 0,
-                          'error': '%s exited 3 (mpirun on %s): Exit code: 3' % (job, pair[0]) if exited else None})
-    return pairs
-
-
-def test_isolation_every_pair_passes():
-    result = isolation_verdict(_pairs(_ring(4)), EXPLICIT, LARGE)
-    assert result['slow_nodes'] == []
-    assert result['suspect_links'] == []
-    assert result['summary'] == 'no slow node: every pair passed'
-    assert [pair['passed'] for pair in result['pairs']] == [True] * 4
-    assert result['pairs'][0]['busbw_gbs'] == 2.0
-
-
-def test_isolation_one_slow_node_of_four():
-    result = isolation_verdict(_pairs(_ring(4), slow=['node02']), EXPLICIT, LARGE)
-    assert result['slow_nodes'] == ['node02']
-    assert result['suspect_links'] == []
-    assert result['summary'] == 'node02 is slow with every partner (node01 0.01 GB/s, node03 0.01 GB/s)'
-    failed = [pair['hosts'] for pair in result['pairs'] if not pair['passed']]
-    assert sorted(failed) == [['node01', 'node02'], ['node02', 'node03']]
-
-
-def test_isolation_one_slow_node_of_three():
-    result = isolation_verdict(_pairs(_ring(3), slow=['node03']), EXPLICIT, LARGE)
-    assert result['slow_nodes'] == ['node03']
-    assert result['suspect_links'] == []
-    assert result['summary'] == 'node03 is slow with every partner (node02 0.01 GB/s, node01 0.01 GB/s)'
-
-
-def test_isolation_bad_link():
-    result = isolation_verdict(_pairs(_ring(4), slow_links=[('node03', 'node04')]), EXPLICIT, LARGE)
-    assert result['slow_nodes'] == []
-    assert result['suspect_links'] == [['node03', 'node04']]
-    assert result['summary'] == 'link node03 - node04 is slow (0.01 GB/s) though both nodes pass with other partners'
-
-
-def test_isolation_two_nodes_cannot_be_told_apart():
-    result = isolation_verdict(_pairs(_ring(2), slow=['node02']), EXPLICIT, LARGE)
-    assert result['slow_nodes'] == []
-    assert result['suspect_links'] == [['node01', 'node02']]
-    assert result['summary'] == ('node01 + node02 failed (0.01 GB/s): with 2 nodes a slow node cannot be told from a '
-                                 'slow link, both nodes and their link are candidates')
-
-
-def test_isolation_failed_run_counts_as_a_failed_pair():
-    result = isolation_verdict(_pairs(_ring(4), failed_runs=[('node04', 'node01'), ('node03', 'node04')]),
-                               EXPLICIT, LARGE)
-    assert result['slow_nodes'] == ['node04']
-    assert result['suspect_links'] == []
-    assert result['summary'] == 'node04 fails with every partner (node03 run failed (exit 1), node01 run failed (exit 1))'
-    failed = [pair for pair in result['pairs'] if not pair['passed']]
-    assert failed[0]['busbw_gbs'] is None
-    assert failed[0]['mpirun_rc'] == 1
-    assert failed[0]['reason'] == 'run failed: isolation pair node03 + node04 exited 1 (mpirun on node03): ssh: connect to host refused'
-
-
-def test_isolation_pair_that_exited_non_zero_fails_with_its_numbers_kept():
-    result = isolation_verdict(_pairs(_ring(4), exit_3=['node02']), EXPLICIT, LARGE)
-    pair = result['pairs'][0]
-    assert (pair['hosts'], pair['passed'], pair['busbw_gbs'], pair['mpirun_rc']) == (['node01', 'node02'], False, 2.0, 3)
-    assert pair['reason'] == ('isolation pair node01 + node02 exited 3 (mpirun on node01): Exit code: 3; results: all 2 '
-                              'large sizes ≥ threshold (explicit; closest: busbw 2 GB/s at 64 MiB ≥ 1.5 GB/s)')
-    assert result['slow_nodes'] == ['node02']
-    assert result['suspect_links'] == []
-    assert result['summary'] == 'node02 fails with every partner (node01 2 GB/s but exit 3, node03 2 GB/s but exit 3)'
-
-
-def test_isolation_a_node_that_passed_is_never_named_for_a_pair_that_exited_non_zero():
-    """node03 and node04 each pass with their other partner: their pair that exited 3 is a suspect, not them."""
-    pairs = _pairs(_ring(4))
-    for pair in pairs:
-        if pair['hosts'] == ['node03', 'node04']:
-            pair.update(mpirun_rc=3, error='isolation pair node03 + node04 exited 3 (mpirun on node03): Exit code: 3')
-    result = isolation_verdict(pairs, EXPLICIT, LARGE)
-    assert result['slow_nodes'] == []
-    assert result['suspect_links'] == [['node03', 'node04']]
-    assert result['summary'] == 'link node03 - node04 fails (2 GB/s but exit 3) though both nodes pass with other partners'
-    assert [pair['passed'] for pair in result['pairs']] == [True, False, True, True]
-
-
-def test_isolation_slow_and_failing_nodes_are_told_apart():
-    result = isolation_verdict(_pairs(_ring(6), slow=['node02'], exit_3=['node05']), EXPLICIT, LARGE)
-    assert result['slow_nodes'] == ['node02', 'node05']
-    assert result['summary'] == ('node02 is slow with every partner (node01 0.01 GB/s, node03 0.01 GB/s); '
-                                 'node05 fails with every partner (node06 2 GB/s but exit 3, node04 2 GB/s but exit 3)')
-
-
-def test_isolation_every_pair_exiting_non_zero_blames_the_stack_not_a_node():
-    result = isolation_verdict(_pairs(_ring(3), exit_3=_ring(3)), EXPLICIT, LARGE)
-    assert [pair['passed'] for pair in result['pairs']] == [False] * 3
-    assert result['summary'] == ('every pair exited non-zero (3 pairs, exit 3): the MPI installation, the job '
-                                 'environment or the benchmark fails on every node, not one node')
-    two = isolation_verdict(_pairs(_ring(2), exit_3=['node02']), EXPLICIT, LARGE)
-    assert two['suspect_links'] == [['node01', 'node02']]
-    assert two['summary'].startswith('node01 + node02 failed (2 GB/s but exit 3): with 2 nodes')
-
-
-def test_isolation_every_pair_failing_blames_no_single_node():
-    result = isolation_verdict(_pairs(_ring(4), slow=['node01', 'node03']), EXPLICIT, LARGE)
-    assert result['slow_nodes'] == ['node01', 'node02', 'node03', 'node04']
-    assert result['summary'].startswith('every pair failed (4 pairs, best 0.01 GB/s)')
-
-
-def test_isolation_wrong_result_fails_the_pair():
-    pairs = _pairs(_ring(3))
-    pairs[0]['bench'] = bench(2.0, correct=False, errors=['rank 0: wrong sum'])
-    result = isolation_verdict(pairs, EXPLICIT, LARGE)
-    assert result['pairs'][0]['passed'] is False
-    assert result['pairs'][0]['reason'] == 'wrong allreduce result: rank 0: wrong sum'
-    assert result['suspect_links'] == [['node01', 'node02']]
-
-
-def test_isolation_without_pairs():
-    assert isolation_verdict([], EXPLICIT, LARGE)['summary'] == 'no pair was run (fewer than 2 nodes)'
-
-
-def test_isolation_rejects_malformed_pairs():
-    with pytest.raises(ValueError, match='isolation pair 0 must be'):
-        isolation_verdict([{'hosts': ['a']}], EXPLICIT, LARGE)
-    with pytest.raises(ValueError, match='pair a \\+ b: the sweep stops'):
-        isolation_verdict([{'hosts': ['a', 'b'], 'bench': bench(2.0)}], EXPLICIT, 4 * LARGE)
 
 
 # train_verdict

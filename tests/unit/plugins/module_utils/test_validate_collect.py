@@ -170,35 +170,36 @@ def test_mpirun_error_reject(job, launcher, message):
 
 def test_pair_results_of_a_round(fixture_text):
     stderr = fixture_text('mpirun', 'openmpi-4.1.4-exit-3.stderr.txt')
-    pairs = [['node01', 'node02'], ['node03', 'node04']]
+    pairs = [{'hosts': ['node01', 'node02'], 'rail': 0, 'round': 1, 'stage': 'ring', 'net_devices': 'mlx5_0:1'},
+             {'hosts': ['node03', 'node04'], 'rail': 1, 'round': 1, 'stage': 'ring', 'net_devices': 'mlx5_1:1'}]
     results = pair_results(pairs, [mpirun(0), mpirun(3, stderr)], [slurped(BENCH), NOT_FETCHED])
-    assert results[0] == {'hosts': ['node01', 'node02'], 'bench': BENCH, 'error': None, 'mpirun_rc': 0}
+    assert results[0] == dict(pairs[0], bench=BENCH, error=None, mpirun_rc=0)
     assert results[1]['bench'] is None
-    assert results[1]['mpirun_rc'] == 3
-    assert results[1]['error'].startswith('isolation pair node03 + node04 exited 3 (mpirun on node03): ')
+    assert (results[1]['mpirun_rc'], results[1]['rail'], results[1]['stage']) == (3, 1, 'ring')
+    assert results[1]['error'].startswith('isolation pair node03 + node04 on rail 1 exited 3 (mpirun on node03): ')
     assert results[1]['error'].endswith(' / Exit code: 3')
 
 
 def test_pair_results_keep_the_bench_of_a_pair_that_exited_non_zero():
     """A wrong result exits 1 and a job may die after writing its JSON: the pair fails, its numbers are kept."""
     wrong = dict(BENCH, correct=False)
-    assert pair_results([('a', 'b')], [mpirun(1, 'wrong result')], [slurped(wrong)]) == [
+    assert pair_results([{'hosts': ('a', 'b')}], [mpirun(1, 'wrong result')], [slurped(wrong)]) == [
         {'hosts': ['a', 'b'], 'bench': wrong, 'error': 'isolation pair a + b exited 1 (mpirun on a): wrong result',
          'mpirun_rc': 1}]
-    assert pair_results([('a', 'b')], [mpirun(3)], [slurped(BENCH)]) == [
+    assert pair_results([{'hosts': ('a', 'b')}], [mpirun(3)], [slurped(BENCH)]) == [
         {'hosts': ['a', 'b'], 'bench': BENCH, 'error': 'isolation pair a + b exited 3 (mpirun on a)', 'mpirun_rc': 3}]
 
 
 def test_pair_results_without_an_exit_status():
     """An unreachable leader registers no rc."""
     unreachable = {'unreachable': True, 'msg': 'Failed to connect to the host via ssh', 'changed': False}
-    assert pair_results([['a', 'b']], [unreachable], [unreachable]) == [
+    assert pair_results([{'hosts': ['a', 'b']}], [unreachable], [unreachable]) == [
         {'hosts': ['a', 'b'], 'bench': None, 'mpirun_rc': None,
          'error': 'isolation pair a + b gave no exit status (mpirun on a): Failed to connect to the host via ssh'}]
 
 
 def test_pair_results_of_a_pair_that_exited_0_without_results():
-    assert pair_results([['a', 'b']], [mpirun(0)], [NOT_FETCHED]) == [
+    assert pair_results([{'hosts': ['a', 'b']}], [mpirun(0)], [NOT_FETCHED]) == [
         {'hosts': ['a', 'b'], 'bench': None, 'mpirun_rc': 0,
          'error': 'isolation pair a + b wrote no results, though mpirun on a exited 0'}]
 
@@ -206,18 +207,18 @@ def test_pair_results_of_a_pair_that_exited_0_without_results():
 def test_pair_results_of_a_truncated_file():
     cut = dict(slurped(BENCH))
     cut['content'] = base64.b64encode(json.dumps(BENCH).encode()[:40]).decode()
-    result = pair_results([['a', 'b']], [mpirun(137, 'Killed')], [cut])[0]
+    result = pair_results([{'hosts': ['a', 'b']}], [mpirun(137, 'Killed')], [cut])[0]
     assert result['bench'] is None
     assert result['error'].startswith('isolation pair a + b exited 137 (128 + signal 9, SIGKILL) (mpirun on a): Killed; '
                                       'results are not JSON (')
-    assert pair_results([['a', 'b']], [mpirun(0)], [cut])[0]['error'].startswith(
+    assert pair_results([{'hosts': ['a', 'b']}], [mpirun(0)], [cut])[0]['error'].startswith(
         'isolation pair a + b: results are not JSON (')
 
 
 @pytest.mark.parametrize('args, message', [
-    (([['a', 'b']], [mpirun(0)], []), '^one run and one fetched result per pair: 1 pairs, 1 runs, 0 fetched$'),
+    (([{'hosts': ['a', 'b']}], [mpirun(0)], []), '^one run and one fetched result per pair: 1 pairs, 1 runs, 0 fetched$'),
     ((None, [], []), '^pairs must be a list'),
-    (([['a']], [mpirun(0)], [NOT_FETCHED]), "^each pair must be \\[leader, partner\\], got \\['a'\\]$"),
+    (([['a', 'b']], [mpirun(0)], [NOT_FETCHED]), "^each pair must be {hosts: \\[leader, partner\\], rail, ...}, got \\['a', 'b'\\]$"),
     (([], {}, []), '^runs must be a list'),
 ])
 def test_pair_results_reject(args, message):
@@ -303,15 +304,15 @@ def test_train_smoke_verdict_reject(runs, fetched, message):
 
 def test_report_runs_all_nodes_then_the_pairs_with_results():
     pair = dict(BENCH, world_size=2)
-    pairs = [{'hosts': ['node01', 'node02'], 'bench': pair, 'error': None, 'mpirun_rc': 0},
+    pairs = [{'hosts': ['node01', 'node02'], 'rail': 0, 'stage': 'ring', 'bench': pair, 'error': None, 'mpirun_rc': 0},
              {'hosts': ['node02', 'node03'], 'bench': None, 'error': 'isolation pair node02 + node03 exited 1',
               'mpirun_rc': 1},
-             {'hosts': ['node03', 'node01'], 'bench': pair, 'error': 'isolation pair node03 + node01 exited 3',
-              'mpirun_rc': 3}]
+             {'hosts': ['node03', 'node01'], 'rail': 1, 'stage': 'confirm', 'bench': pair, 'mpirun_rc': 3,
+              'error': 'isolation pair node03 + node01 on rail 1 exited 3'}]
     assert report_runs(BENCH, pairs, 0) == [
         {'name': 'all nodes (16 ranks)', 'hosts': ['node01', 'node02'], 'bench': BENCH, 'mpirun_rc': 0},
-        {'name': 'pair node01 + node02', 'hosts': ['node01', 'node02'], 'bench': pair, 'mpirun_rc': 0},
-        {'name': 'pair node03 + node01', 'hosts': ['node03', 'node01'], 'bench': pair, 'mpirun_rc': 3},
+        {'name': 'pair node01 + node02, rail 0 (ring)', 'hosts': ['node01', 'node02'], 'bench': pair, 'mpirun_rc': 0},
+        {'name': 'pair node03 + node01, rail 1 (confirm)', 'hosts': ['node03', 'node01'], 'bench': pair, 'mpirun_rc': 3},
     ]
 
 
@@ -322,7 +323,7 @@ def test_report_runs_without_isolation():
 
 @pytest.mark.parametrize('bench, pairs, message', [
     ({}, None, '^bench must be the JSON of files/bench/allreduce.py'),
-    (BENCH, ['node01'], '^isolation pairs must be {hosts, bench, error, mpirun_rc}'),
+    (BENCH, ['node01'], '^isolation pairs must be {hosts, rail, stage, bench, error, mpirun_rc}'),
 ])
 def test_report_runs_reject(bench, pairs, message):
     with pytest.raises(ValueError, match=message):

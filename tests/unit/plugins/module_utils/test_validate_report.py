@@ -4,15 +4,22 @@
 
 from __future__ import annotations
 
+import importlib.util
+from pathlib import Path
+
 import pytest
 
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.isolation import isolation_step
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_checks import (
     allreduce_threshold,
     allreduce_verdict,
-    isolation_verdict,
 )
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.port_counters import counters_report
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_report import render_markdown
+
+_SPEC = importlib.util.spec_from_file_location('isolation_sim', Path(__file__).with_name('isolation_sim.py'))
+sim = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(sim)
 
 MIB = 1024 * 1024
 LARGE = 64 * MIB
@@ -29,14 +36,18 @@ def bench(busbw, hosts, correct=True, errors=None):
     return data
 
 
-def report(threshold=None, full=None, pairs=None, preflight=None, train=None):
+LAB_RAILS = dict((host, {'0': {'interface': 'fab0', 'net_device': 'fab0'}}) for host in ['node01', 'node02', 'node03'])
+
+
+def report(threshold=None, full=None, pairs=None, preflight=None, train=None, isolation=None):
+    """The report; ``pairs`` are the isolation's results so far (one round of the lab's rail), ``isolation`` a finished
+    one."""
     hosts = ['node01', 'node02', 'node03']
     threshold = dict(threshold or allreduce_threshold('explicit', min_busbw_gbs=1.5), min_size_bytes=LARGE)
     full = full or bench(2.0, hosts)
     runs = [{'name': 'all nodes (3 ranks)', 'hosts': hosts, 'bench': full}]
-    isolation = None
     if pairs is not None:
-        isolation = isolation_verdict(pairs, threshold, LARGE)
+        isolation = isolation_step(pairs, hosts, LAB_RAILS, threshold, LARGE)
         runs += [{'name': 'pair ' + ' + '.join(pair['hosts']), 'hosts': pair['hosts'], 'bench': pair['bench']}
                  for pair in pairs if pair['bench']]
     return {
@@ -77,9 +88,10 @@ def test_passing_report():
 def test_failing_report_with_isolation_and_preflight():
     hosts = ['node01', 'node02', 'node03']
     pairs = [{'hosts': ['node01', 'node02'], 'bench': bench(0.01, ['node01', 'node02']), 'error': None, 'mpirun_rc': 0},
-             {'hosts': ['node02', 'node03'], 'bench': None, 'mpirun_rc': 1,
-              'error': 'isolation pair node02 + node03 exited 1 (mpirun on node02): timeout'},
-             {'hosts': ['node03', 'node01'], 'bench': bench(2.0, ['node03', 'node01']), 'error': None, 'mpirun_rc': 0}]
+             {'hosts': ['node02', 'node03'], 'bench': None, 'mpirun_rc': 1, 'round': 1,
+              'error': 'isolation pair node02 + node03 on rail 0 exited 1 (mpirun on node02): timeout'},
+             {'hosts': ['node03', 'node01'], 'bench': bench(2.0, ['node03', 'node01']), 'error': None, 'mpirun_rc': 0,
+              'round': 2}]
     text = render_markdown(report(full=bench(0.5, hosts), pairs=pairs,
                                   preflight={'node01': [], 'node02': ['fab0: MTU 1500, expected 9000']}))
     lines = text.splitlines()
@@ -87,19 +99,41 @@ def test_failing_report_with_isolation_and_preflight():
     assert ('**FAIL**: 2 of 2 large sizes below threshold (explicit): busbw 0.5 GB/s at 64 MiB < 1.5 GB/s, '
             'busbw 0.5 GB/s at 128 MiB < 1.5 GB/s') in lines
     assert '| 128 MiB | 1234.6 | 0.25 | 0.5 | 1.5 | **no** |' in lines
-    assert '## Isolation: pairs over the ring' in lines
-    assert 'node02 fails with every partner (node01 0.01 GB/s, node03 run failed (exit 1))' in lines
-    assert '| node01 + node02 | 0.01 | FAIL | 2 of 2 large sizes below threshold (explicit): busbw 0.01 GB/s at ' \
-           '64 MiB < 1.5 GB/s, busbw 0.01 GB/s at 128 MiB < 1.5 GB/s |' in lines
-    assert '| node02 + node03 | - | FAIL | run failed: isolation pair node02 + node03 exited 1 (mpirun on node02): timeout |' in lines
-    assert '| node03 + node01 | 2 | PASS |' in text
-    assert 'Slow nodes: node02' in lines
+    assert '## Isolation' in lines
+    assert 'Rounds: 3 (ring 3, confirm 0, repeat 0); runs: 3.' in lines
+    assert '| 0 | ring | 0 | node01 + node02 | 0.01 | FAIL | 2 of 2 large sizes below threshold (explicit): busbw 0.01 ' \
+           'GB/s at 64 MiB < 1.5 GB/s, busbw 0.01 GB/s at 128 MiB < 1.5 GB/s |' in lines
+    assert '| 1 | ring | 0 | node02 + node03 | - | FAIL | run failed: isolation pair node02 + node03 on rail 0 exited 1 ' \
+           '(mpirun on node02): timeout |' in lines
+    assert '| 2 | ring | 0 | node03 + node01 | 2 | PASS |' in text
     assert '### pair node01 + node02' in lines
     assert '### pair node02 + node03' not in lines
     assert '- **node02**' in lines
     assert '  - fab0: MTU 1500, expected 9000' in lines
     assert 'node01**' not in text
     assert '![' not in text
+
+
+def test_findings_table_with_actions_and_pass_ratios():
+    hosts = sim.names(6)
+    threshold = dict(allreduce_threshold('explicit', min_busbw_gbs=1.5), min_size_bytes=LARGE)
+    rails = sim.rails_of(hosts, 2)
+    step, dummy, dummy = sim.drive(hosts, rails, sim.Fabric(bad_nodes=['node0002'], bad_ports=[('node0005', 1)]),
+                                   threshold, LARGE, repeats=1)
+    text = render_markdown(report(isolation=step))
+    lines = text.splitlines()
+    assert '| kind | host | rail | interface | action | evidence |' in lines
+    node = [line for line in lines
+            if line.startswith('| node | node0002 | - | - | drain node0002: it fails with every partner on every rail '
+                               '(2 rails)')]
+    assert len(node) == 1 and '(confirm): 0.5 GB/s FAIL' in node[0]
+    assert any(line.startswith('| link | node0005 | 1 | eth1 | reseat or replace the cable or optic on rail 1 of '
+                               'node0005 (eth1, mlx5_1:1)') for line in lines)
+    assert '### Pass ratios below 1' in lines
+    assert '| node0002 | 0.0 | 0: 0.0, 1: 0.0 |' in lines
+    assert [line for line in lines if line.startswith('| node0005 | 0.')][0].endswith('| 0: 1.0, 1: 0.0 |')
+    assert '| node0001 |' not in text
+    assert 'Rounds: 4 (ring 2, confirm 1, repeat 1); runs: %d.' % len(step['runs']) in lines
 
 
 def test_wrong_result_rows_and_errors():
@@ -123,12 +157,13 @@ def test_calibrated_threshold_per_size():
     assert 'not in the baseline, not checked: 128 MiB' in text
 
 
-def test_two_node_isolation_lists_the_suspect_link():
-    pairs = [{'hosts': ['node01', 'node02'], 'bench': bench(0.01, ['node01', 'node02']), 'error': None}]
-    text = render_markdown(report(pairs=pairs))
-    assert 'Suspect links: node01 - node02' in text
-    assert 'Slow nodes' not in text
-    assert 'with 2 nodes a slow node cannot be told from a slow link' in text
+def test_two_node_isolation_cannot_tell_a_node_from_its_link():
+    threshold = dict(allreduce_threshold('explicit', min_busbw_gbs=1.5), min_size_bytes=LARGE)
+    rails = dict((host, LAB_RAILS['node01']) for host in ('node01', 'node02'))
+    pairs = [{'hosts': ['node01', 'node02'], 'rail': 0, 'bench': bench(0.01, ['node01', 'node02']), 'error': None}]
+    text = render_markdown(report(isolation=isolation_step(pairs, ['node01', 'node02'], rails, threshold, LARGE)))
+    assert '| link | - | 0 | - | with 2 nodes a bad node cannot be told from a bad link: check both ends of rail 0 ' \
+           '(node01 and node02)' in text
 
 
 def test_smoke_training_summary():

@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 import os
 
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.isolation import isolation_step
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_checks import (
     allreduce_threshold,
     allreduce_verdict,
-    isolation_verdict,
 )
 from ansible_collections.hpcfabric.cluster.plugins.modules import allreduce_report
 
@@ -29,8 +29,10 @@ def make_report(threshold):
     threshold = dict(threshold, min_size_bytes=256 * MIB)
     hosts = ['node01', 'node02', 'node03']
     full = bench(0.5, hosts)
-    pairs = [{'hosts': pair, 'bench': bench(0.01 if 'node02' in pair else 2.0, pair), 'error': None}
-             for pair in (['node01', 'node02'], ['node02', 'node03'], ['node03', 'node01'])]
+    pairs = [{'hosts': pair, 'rail': 0, 'round': index, 'stage': 'ring', 'error': None,
+              'bench': bench(0.01 if 'node02' in pair else 2.0, pair)}
+             for index, pair in enumerate((['node01', 'node02'], ['node02', 'node03'], ['node03', 'node01']))]
+    rails = dict((host, {'0': {'interface': 'fab0', 'net_device': 'fab0'}}) for host in hosts)
     return {
         'generated': '2025-01-02T03:04:05+00:00',
         'cluster': {'hosts': hosts, 'world_size': 6, 'device': 'cpu', 'mpi_library': 'Open MPI v4.1.4'},
@@ -38,7 +40,7 @@ def make_report(threshold):
         'verdict': allreduce_verdict(full, threshold, threshold['min_size_bytes']),
         'runs': [{'name': 'all nodes (6 ranks)', 'hosts': hosts, 'bench': full}]
         + [{'name': 'pair ' + ' + '.join(p['hosts']), 'hosts': p['hosts'], 'bench': p['bench']} for p in pairs],
-        'isolation': isolation_verdict(pairs, threshold, threshold['min_size_bytes']),
+        'isolation': isolation_step(pairs, hosts, rails, threshold, threshold['min_size_bytes']),
         'preflight': {'node01': [], 'node02': [], 'node03': []},
         'train_smoke': None,
     }
