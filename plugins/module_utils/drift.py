@@ -113,9 +113,10 @@ def _value(value):
 
 def finding_message(finding):
     """One line naming host, component, seen and expected, e.g. ``node02: package:rdma-core 44.0-2, expected 50.0-2
-    (most hosts)``."""
-    basis = {BASIS_GOLDEN: 'validate_golden', BASIS_MAJORITY: 'most hosts',
-             BASIS_TIE: 'no majority: the newest of the tied'}.get(finding.get('basis'), finding.get('basis'))
+    (drift from most hosts)``."""
+    basis = {BASIS_GOLDEN: 'drift from validate_golden', BASIS_MAJORITY: 'drift from most hosts',
+             BASIS_TIE: 'drift, no majority: the newest of the tied values'}.get(finding.get('basis'),
+                                                                                  finding.get('basis'))
     return '%s: %s %s, expected %s (%s)' % (finding['host'], finding['component'], _text(finding['seen']),
                                            _text(finding['expected']), basis)
 

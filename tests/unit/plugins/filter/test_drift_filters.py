@@ -25,7 +25,7 @@ def test_the_role_s_path_from_module_result_to_messages():
                  for host in ('node01', 'node02', 'node03'))
     hosts['node02']['package:rdma-core'] = '44.0-1'
     report = filters['version_drift'](hosts, {})
-    assert report['messages'] == ['node02: package:rdma-core 44.0-1, expected 44.0-2 (most hosts)']
+    assert report['messages'] == ['node02: package:rdma-core 44.0-1, expected 44.0-2 (drift from most hosts)']
     assert filters['golden_problems']({'cuda': 12.4}) == [
         'validate_golden cuda: 12.4 is a float, not a version string: quote it']
 

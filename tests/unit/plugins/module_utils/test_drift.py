@@ -34,7 +34,7 @@ def test_the_odd_node_is_named_with_both_versions():
     report = drift_report(hosts)
     assert report['findings'] == [{'host': 'node03', 'component': 'package:rdma-core', 'seen': '44.0-1',
                                    'expected': '44.0-2', 'basis': 'majority'}]
-    assert report['messages'] == ['node03: package:rdma-core 44.0-1, expected 44.0-2 (most hosts)']
+    assert report['messages'] == ['node03: package:rdma-core 44.0-1, expected 44.0-2 (drift from most hosts)']
     assert report['passed'] is False
     assert report['summary'] == '1 drift findings on 1 of 4 hosts (package:rdma-core)'
 
@@ -56,7 +56,7 @@ def test_one_node_with_an_extra_package_is_the_odd_one():
     findings = drift_findings(hosts)
     assert findings == [{'host': 'node04', 'component': 'package:doca-ofed', 'seen': '2.9.1-1', 'expected': None,
                          'basis': 'majority'}]
-    assert drift_report(hosts)['messages'] == ['node04: package:doca-ofed 2.9.1-1, expected (none) (most hosts)']
+    assert drift_report(hosts)['messages'] == ['node04: package:doca-ofed 2.9.1-1, expected (none) (drift from most hosts)']
 
 
 def test_components_absent_everywhere_are_skipped():
@@ -72,7 +72,7 @@ def test_a_tie_expects_the_newest_and_says_it_was_a_tie():
     assert findings == [{'host': 'node02', 'component': 'nvidia_driver', 'seen': '535.54.03',
                          'expected': '535.104.05', 'basis': 'tie'}]
     assert drift_report(hosts)['messages'] == [
-        'node02: nvidia_driver 535.54.03, expected 535.104.05 (no majority: the newest of the tied)']
+        'node02: nvidia_driver 535.54.03, expected 535.104.05 (drift, no majority: the newest of the tied values)']
 
 
 def test_a_tie_between_absent_and_a_version_expects_the_version():
@@ -97,7 +97,7 @@ def test_golden_wins_over_the_majority_and_other_components_still_agree():
         ('node01', 'cuda', '12.4.1', '12.6.2', 'golden'), ('node02', 'cuda', '12.4.1', '12.6.2', 'golden'),
         ('node03', 'cuda', '12.4.1', '12.6.2', 'golden'),
         ('node02', 'kernel', '6.1.0-27-amd64', '6.1.0-28-amd64', 'majority')]
-    assert report['messages'][0] == 'node01: cuda 12.4.1, expected 12.6.2 (validate_golden)'
+    assert report['messages'][0] == 'node01: cuda 12.4.1, expected 12.6.2 (drift from validate_golden)'
 
 
 def test_golden_names_a_component_no_host_has():
@@ -173,4 +173,4 @@ def test_1024_hosts_with_40_components_is_fast():
     start = time.perf_counter()
     report = drift_report(hosts)
     assert time.perf_counter() - start < 2.0
-    assert report['messages'] == ['node512: nic_firmware:mlx5_3 28.39.1002, expected 28.42.1000 (most hosts)']
+    assert report['messages'] == ['node512: nic_firmware:mlx5_3 28.39.1002, expected 28.42.1000 (drift from most hosts)']
