@@ -17,6 +17,10 @@ from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_checks 
 HOSTS_SHOWN = 16
 # every port of a large cluster moves a dozen counters in every job; report.json keeps them all
 COUNTER_ROWS_SHOWN = 400
+# a whole rack one release behind is a drift row per node and component; report.json keeps them all
+DRIFT_ROWS_SHOWN = 400
+# where a drift finding's expected version comes from (module_utils/drift.py)
+_DRIFT_BASIS = {'golden': 'validate_golden', 'majority': 'most hosts', 'tie': 'no majority: the newest'}
 
 
 def _cell(value):
@@ -133,6 +137,21 @@ def _preflight_section(preflight):
     return lines + ['']
 
 
+def _drift_section(drift):
+    lines = ['## Version drift', '']
+    if not drift:
+        return lines + ['No drift: every host runs the same versions.', '']
+    hosts = sorted(set(str(finding.get('host')) for finding in drift))
+    lines += ['%d findings on %d hosts: %s.' % (len(drift), len(hosts), _hosts_text(hosts)), '']
+    rows = [[finding.get('host'), finding.get('component'), finding.get('seen') or '(none)',
+             finding.get('expected') or '(none)', _DRIFT_BASIS.get(finding.get('basis'), finding.get('basis'))]
+            for finding in drift[:DRIFT_ROWS_SHOWN]]
+    lines += _table(['host', 'component', 'seen', 'expected', 'expected from'], rows) + ['']
+    if len(drift) > DRIFT_ROWS_SHOWN:
+        lines += ['... and %d more findings in report.json.' % (len(drift) - DRIFT_ROWS_SHOWN), '']
+    return lines
+
+
 def _train_section(train):
     passed = train.get('passed')
     title = '## Smoke training'
@@ -190,6 +209,8 @@ def render_markdown(report, plot=None):
     runs = report.get('runs') or []
     if not isinstance(runs, list):
         raise ValueError('report.runs must be a list, got %s' % type(runs).__name__)
+    if report.get('drift') is not None and not isinstance(report['drift'], list):
+        raise ValueError('report.drift must be a list of findings, got %s' % type(report['drift']).__name__)
     cluster = report.get('cluster') or {}
     lines = ['# Allreduce validation: %s' % _verdict_word(verdict['passed']), '']
     if report.get('generated'):
@@ -209,6 +230,9 @@ def render_markdown(report, plot=None):
     ]) + ['']
     if report.get('preflight'):
         lines += _preflight_section(report['preflight'])
+    # an empty list is a check that found nothing; null (or no key) is a check that did not run
+    if report.get('drift') is not None:
+        lines += _drift_section(report['drift'])
     if report.get('isolation'):
         lines += _isolation_section(report['isolation'])
     if report.get('train_smoke'):

@@ -53,6 +53,9 @@ options:
       - C(counters) (dict or null) - the result of the C(hpcfabric.cluster.port_counter_report) filter (the fabric
         ports' counter deltas over each job and the findings of the rules), when the counters were read; report.md
         lists the findings and a table of the deltas other than 0.
+      - C(drift) (list of dicts or null) - the version drift findings (the C(findings) of the
+        C(hpcfabric.cluster.version_drift) filter), each C({host, component, seen, expected, basis}), when the drift
+        check ran (an empty list when it found none); report.md shows them in a table.
     type: dict
     required: true
   png:
@@ -97,6 +100,7 @@ EXAMPLES = r'''
       isolation: null
       preflight: {}
       train_smoke: null
+      drift: []
   run_once: true
   delegate_to: localhost
 

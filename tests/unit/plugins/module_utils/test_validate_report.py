@@ -14,6 +14,7 @@ from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_checks 
     allreduce_threshold,
     allreduce_verdict,
 )
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.drift import drift_findings
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.port_counters import counters_report
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_report import render_markdown
 
@@ -226,6 +227,7 @@ def test_many_hosts_are_shortened():
     ({'verdict': {'passed': True}}, 'report.threshold must be'),
     ({'verdict': {'passed': True}, 'threshold': {'mode': 'explicit'}, 'runs': {}}, None),
     ({'verdict': {'passed': True}, 'threshold': {'mode': 'explicit'}, 'runs': 'x'}, 'report.runs must be a list'),
+    ({'verdict': {'passed': True}, 'threshold': {'mode': 'explicit'}, 'drift': {}}, 'report.drift must be a list'),
 ])
 def test_rejects_malformed_reports(data, message):
     if message is None:
@@ -258,3 +260,40 @@ def test_port_counters_that_did_not_move_say_so():
     data = report()
     data['counters'] = counters_report({'node01': {'job': {'before': same, 'after': dict(same, read_at=1.0)}}}, [], {})
     assert '## Port counters\n\nno fatal counter rose on 1 hosts\n\nNo counter moved.\n' in render_markdown(data)
+
+
+def test_drift_table_names_host_component_seen_and_expected():
+    versions = dict((host, {'package:rdma-core': '44.0-2', 'nvidia_driver': '565.57.01'})
+                    for host in ['node01', 'node02', 'node03'])
+    versions['node02']['package:rdma-core'] = '44.0-1'
+    versions['node03']['nvidia_driver'] = None
+    data = report()
+    data['drift'] = drift_findings(versions)
+    text = render_markdown(data)
+    section = text[text.index('## Version drift'):text.index('## Runs')]
+    assert section.startswith('## Version drift\n\n2 findings on 2 hosts: node02, node03.\n')
+    assert '| host | component | seen | expected | expected from |' in section
+    assert '| node03 | nvidia_driver | (none) | 565.57.01 | most hosts |' in section
+    assert '| node02 | package:rdma-core | 44.0-1 | 44.0-2 | most hosts |' in section
+    # preflight first, then drift: both are what was found before any job
+    assert text.index('## Preflight') < text.index('## Version drift')
+
+
+def test_drift_that_found_nothing_says_so_and_one_not_checked_is_not_shown():
+    data = report()
+    data['drift'] = []
+    assert '## Version drift\n\nNo drift: every host runs the same versions.\n' in render_markdown(data)
+    data['drift'] = None
+    assert '## Version drift' not in render_markdown(data)
+    del data['drift']
+    assert '## Version drift' not in render_markdown(data)
+
+
+def test_many_drift_findings_are_cut_in_the_table_only():
+    findings = [{'host': 'node%04d' % index, 'component': 'kernel', 'seen': '6.1.0-27-amd64',
+                 'expected': '6.1.0-28-amd64', 'basis': 'golden'} for index in range(450)]
+    data = report()
+    data['drift'] = findings
+    text = render_markdown(data)
+    assert text.count('| kernel | 6.1.0-27-amd64 | 6.1.0-28-amd64 | validate_golden |') == 400
+    assert '... and 50 more findings in report.json.' in text

@@ -151,3 +151,14 @@ def test_malformed_report_fails(run_module, tmp_path):
     assert result['failed'] is True
     assert result['msg'].startswith('cannot render the report: report.verdict must be')
     assert os.listdir(str(tmp_path)) == []
+
+
+def test_drift_findings_are_in_report_json_and_md(run_module, tmp_path):
+    finding = {'host': 'node02', 'component': 'package:rdma-core', 'seen': '44.0-1', 'expected': '44.0-2',
+               'basis': 'majority'}
+    report = dict(REPORT, drift=[finding])
+    result = run_module(allreduce_report, {'dest': str(tmp_path), 'report': report, 'png': False})
+    assert result.get('failed') is not True, result
+    assert json.loads((tmp_path / 'report.json').read_text(encoding='utf-8'))['drift'] == [finding]
+    assert '| node02 | package:rdma-core | 44.0-1 | 44.0-2 | most hosts |' in (tmp_path / 'report.md').read_text(
+        encoding='utf-8')
