@@ -53,9 +53,22 @@ def golden_problems(golden):
         if not isinstance(component, str) or not component:
             problems.append('validate_golden: component %r is not a name' % (component,))
         elif version is not None and not isinstance(version, str):
-            problems.append('validate_golden %s: %r is a %s, not a version string: quote it' % (
-                component, version, type(version).__name__))
+            problems.append('validate_golden %s: %r is %s, not a version string: quote it' % (
+                component, version, _kind(version)))
     return problems
+
+
+def _kind(value):
+    # in words, as Ansible hands YAML values over in types of its own (a tagged float is still a float)
+    if isinstance(value, bool):
+        return 'a boolean'
+    if isinstance(value, (int, float)):
+        return 'a number'
+    if isinstance(value, dict):
+        return 'a mapping'
+    if isinstance(value, (list, tuple)):
+        return 'a list'
+    return 'a %s' % type(value).__name__
 
 
 def _expected(counts, order):

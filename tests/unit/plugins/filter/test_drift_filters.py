@@ -27,7 +27,7 @@ def test_the_role_s_path_from_module_result_to_messages():
     report = filters['version_drift'](hosts, {})
     assert report['messages'] == ['node02: package:rdma-core 44.0-1, expected 44.0-2 (drift from most hosts)']
     assert filters['golden_problems']({'cuda': 12.4}) == [
-        'validate_golden cuda: 12.4 is a float, not a version string: quote it']
+        'validate_golden cuda: 12.4 is a number, not a version string: quote it']
 
 
 def test_bad_input_names_the_filter():

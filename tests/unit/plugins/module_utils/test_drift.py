@@ -119,8 +119,10 @@ def test_golden_summary_says_so():
 
 
 @pytest.mark.parametrize('golden, problem', [
-    ({'cuda': 12.4}, 'validate_golden cuda: 12.4 is a float, not a version string: quote it'),
-    ({'nvidia_driver': 565}, 'validate_golden nvidia_driver: 565 is a int, not a version string: quote it'),
+    ({'cuda': 12.4}, 'validate_golden cuda: 12.4 is a number, not a version string: quote it'),
+    ({'nvidia_driver': 565}, 'validate_golden nvidia_driver: 565 is a number, not a version string: quote it'),
+    ({'ofed': True}, 'validate_golden ofed: True is a boolean, not a version string: quote it'),
+    ({'cuda': ['12.4']}, "validate_golden cuda: ['12.4'] is a list, not a version string: quote it"),
     (['cuda'], 'validate_golden must be a mapping of component to version, got list'),
 ])
 def test_golden_problems(golden, problem):
