@@ -26,6 +26,8 @@ _PARTS_RE = re.compile(r'(\d+)')
 BASIS_GOLDEN = 'golden'
 BASIS_MAJORITY = 'majority'
 BASIS_TIE = 'tie'
+_BASIS_TEXT = {BASIS_GOLDEN: 'drift from validate_golden', BASIS_MAJORITY: 'drift from most hosts',
+               BASIS_TIE: 'drift, no majority: the newest of the tied values'}
 
 
 def version_key(value):
@@ -127,11 +129,9 @@ def _value(value):
 def finding_message(finding):
     """One line naming host, component, seen and expected, e.g. ``node02: package:rdma-core 44.0-2, expected 50.0-2
     (drift from most hosts)``."""
-    basis = {BASIS_GOLDEN: 'drift from validate_golden', BASIS_MAJORITY: 'drift from most hosts',
-             BASIS_TIE: 'drift, no majority: the newest of the tied values'}.get(finding.get('basis'),
-                                                                                  finding.get('basis'))
-    return '%s: %s %s, expected %s (%s)' % (finding['host'], finding['component'], _text(finding['seen']),
-                                           _text(finding['expected']), basis)
+    basis = _BASIS_TEXT.get(finding.get('basis'), finding.get('basis'))
+    return '%s: %s %s, expected %s (%s)' % (
+        finding['host'], finding['component'], _text(finding['seen']), _text(finding['expected']), basis)
 
 
 def drift_report(versions_by_host, golden=None):

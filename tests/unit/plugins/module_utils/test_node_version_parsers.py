@@ -86,8 +86,8 @@ def test_dpkg_removed_packages_and_several_architectures():
 
 
 def test_rpm_versions(fixture_text):
-    assert node_versions.rpm_versions(fixture_text('node_versions', 'rpm-el7.txt'), ['rdma-core', 'libibverbs',
-                                                                                      'doca-ofed']) == {
+    names = ['rdma-core', 'libibverbs', 'doca-ofed']
+    assert node_versions.rpm_versions(fixture_text('node_versions', 'rpm-el7.txt'), names) == {
         'rdma-core': '17.2-3.el7', 'libibverbs': '17.2-3.el7', 'doca-ofed': None}
 
 
