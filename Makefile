@@ -5,7 +5,9 @@ SHELL := /bin/bash
 LAB_NODES ?= 4
 # the lab nodes' Debian: bookworm or trixie (tools/lab refuses anything else)
 LAB_SUITE ?= bookworm
-export LAB_NODES LAB_SUITE
+# fabric rails per node (tools/lab: 1 to 8, fab0, fab1, ...)
+LAB_RAILS ?= 2
+export LAB_NODES LAB_SUITE LAB_RAILS
 
 .PHONY: help setup lint sanity ansible-lint unit pytest molecule build test demo lab lab-down clean gpu-proof gpu-proof-bundle
 
