@@ -49,10 +49,10 @@ build: setup ## build the collection tarball, install it offline, ansible-doc ev
 test: setup ## lint + unit + pytest + molecule (results kept per file hash) + build: what CI runs
 	@tools/run.sh test
 
-demo: setup ## bring the lab up (LAB_NODES, LAB_SUITE), run site.yml and the validation on it
+demo: setup ## bring the lab up (LAB_NODES, LAB_SUITE, LAB_RAILS), run site.yml and the validation on it
 	@tools/demo.sh
 
-lab: setup ## start a lab of LAB_NODES (default 4) Debian LAB_SUITE (bookworm, or trixie) nodes
+lab: setup ## start a lab of LAB_NODES (default 4) Debian LAB_SUITE (bookworm, or trixie) nodes with LAB_RAILS (2) fabric rails
 	@tools/lab up $(LAB_NODES)
 
 lab-down: ## remove the lab: containers, networks, firewall rules, proxy
