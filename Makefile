@@ -5,7 +5,9 @@ SHELL := /bin/bash
 LAB_NODES ?= 4
 # the lab nodes' Debian: bookworm or trixie (tools/lab refuses anything else)
 LAB_SUITE ?= bookworm
-export LAB_NODES LAB_SUITE
+# fabric rails per node (tools/lab: 1 to 8, fab0, fab1, ...)
+LAB_RAILS ?= 2
+export LAB_NODES LAB_SUITE LAB_RAILS
 
 .PHONY: help setup lint sanity ansible-lint unit pytest molecule build test demo lab lab-down clean gpu-proof gpu-proof-bundle
 
@@ -47,10 +49,10 @@ build: setup ## build the collection tarball, install it offline, ansible-doc ev
 test: setup ## lint + unit + pytest + molecule (results kept per file hash) + build: what CI runs
 	@tools/run.sh test
 
-demo: setup ## bring the lab up (LAB_NODES, LAB_SUITE), run site.yml and the validation on it
+demo: setup ## bring the lab up (LAB_NODES, LAB_SUITE, LAB_RAILS), run site.yml and the validation on it
 	@tools/demo.sh
 
-lab: setup ## start a lab of LAB_NODES (default 4) Debian LAB_SUITE (bookworm, or trixie) nodes
+lab: setup ## start a lab of LAB_NODES (default 4) Debian LAB_SUITE (bookworm, or trixie) nodes with LAB_RAILS (2) fabric rails
 	@tools/lab up $(LAB_NODES)
 
 lab-down: ## remove the lab: containers, networks, firewall rules, proxy

@@ -4,7 +4,8 @@
 
 The settings checks run anywhere. The lifecycle (up, status, the nodes' state, down) needs root, podman and the
 lab's Debian packages (`make setup`), and takes a minute or two: it runs when HPCFABRIC_LAB_TEST=1, as the molecule
-stage of tools/run.sh sets it, on a lab of its own (LAB_NAME labtest, subnets 10.77.15.0/24 and 10.78.15.0/24).
+stage of tools/run.sh sets it, on a lab of its own (LAB_NAME labtest, management 10.77.15.0/24, the default two rails on 10.78.15.0/24 and
+10.79.15.0/24).
 """
 from __future__ import annotations
 
@@ -45,12 +46,18 @@ def test_an_unknown_command_is_a_usage_error():
     ({'LAB_SUITE': 'sid'}, "LAB_SUITE must be one of: bookworm trixie (got 'sid')"),
     ({'LAB_MGMT_SUBNET': '10.77.0.0/16'}, "lab subnets must be IPv4 /24 networks like 10.77.0.0/24 (got '10.77.0.0/16')"),
     ({'LAB_MGMT_SUBNET': '10.99.0.0/24', 'LAB_FABRIC_SUBNET': '10.99.0.0/24'},
-     'LAB_MGMT_SUBNET and LAB_FABRIC_SUBNET must differ'),
+     "LAB_MGMT_SUBNET must differ from the rails' subnets"),
+    # rail 1 of 10.98.0.0/24 is 10.99.0.0/24
+    ({'LAB_MGMT_SUBNET': '10.99.0.0/24', 'LAB_FABRIC_SUBNET': '10.98.0.0/24'},
+     "LAB_MGMT_SUBNET must differ from the rails' subnets"),
+    ({'LAB_RAILS': '9'}, "LAB_RAILS must be a number of rails from 1 to 8 (got '9')"),
+    ({'LAB_FABRIC_SUBNET': '10.254.0.0/24', 'LAB_RAILS': '3'},
+     "LAB_FABRIC_SUBNET's second octet plus LAB_RAILS - 1 must stay below 256"),
     ({'LAB_PROXY_PORT': '99999'}, "LAB_PROXY_PORT must be a TCP port number (got '99999')"),
     ({'LAB_MIRROR': 'ftp://mirror'}, "LAB_MIRROR must be an http:// URL (got 'ftp://mirror')"),
     ({'LAB_EXTRA_PORTS': '3142'}, 'LAB_EXTRA_PORTS must be TCP port numbers separated by spaces, other than LAB_PROXY_PORT'),
     ({'LAB_INVENTORY': 'relative/inv'}, 'LAB_INVENTORY must be an absolute path'),
-], ids=['name', 'suite', 'subnet', 'same-subnets', 'proxy-port', 'mirror', 'extra-port', 'inventory'])
+], ids=['name', 'suite', 'subnet', 'same-subnets', 'mgmt-on-rail1', 'rails', 'rail-subnets', 'proxy-port', 'mirror', 'extra-port', 'inventory'])
 @needs_root
 def test_bad_settings_are_refused_naming_the_variable(tmp_path, env, message):
     run = lab('status', env=dict({'LAB_DIR': str(tmp_path / 'lab')}, **env))
@@ -102,12 +109,13 @@ def host_variables(inventory, host):
     return json.loads(run.stdout)
 
 
-def test_the_inventory_lists_each_node_with_its_fabric_interface(live_lab):
+def test_the_inventory_lists_each_node_with_a_fabric_interface_per_rail(live_lab):
     hosts = inventory_hosts(live_lab)
     assert sorted(hosts) == ['node01', 'node02']
     assert [hosts[h]['ansible_host'] for h in sorted(hosts)] == ['10.77.15.11', '10.77.15.12']
     assert [hosts[h]['fabric_network_interfaces'] for h in sorted(hosts)] == [
-        [{'name': 'fab0', 'address': '10.78.15.%d/24' % i, 'rail': 0}] for i in (1, 2)]
+        [{'name': 'fab0', 'address': '10.78.15.%d/24' % i, 'rail': 0},
+         {'name': 'fab1', 'address': '10.79.15.%d/24' % i, 'rail': 1}] for i in (1, 2)]
 
 
 # what tools/lab writes of its own: how Ansible reaches the nodes, their fabric addresses, where reports go
@@ -151,7 +159,8 @@ def test_the_inventory_sets_what_the_example_does_but_for_the_overrides_file(liv
     assert differ == {}
     # each override changes something: a line the example already agrees with is not an override
     assert [name for name in overrides if example.get(name, missing) == overrides[name]] == []
-    assert node['fabric_network_rails'] == [{'name': 'rail0', 'subnet': '10.78.15.0/24'}]
+    assert node['fabric_network_rails'] == [{'name': 'rail0', 'subnet': '10.78.15.0/24'},
+                                            {'name': 'rail1', 'subnet': '10.79.15.0/24'}]
 
 
 def test_status_says_up_with_exit_0(live_lab):
@@ -180,11 +189,12 @@ def test_each_node_boots_systemd_and_answers_ssh_with_the_recorded_host_key(live
 
 
 @pytest.mark.parametrize('node', ['10.77.15.11', '10.77.15.12'])
-def test_the_fabric_nic_is_fresh_and_the_files_the_roles_manage_are_plain(live_lab, node):
-    """fab0 without an address at a new NIC's MTU, and /etc/hosts, hostname, resolv.conf not bind-mounted, so the
-    fabric_network role has real work to do and its read-back means something."""
-    assert on_node(live_lab, node, 'ip -4 -o addr show dev fab0').stdout == ''
-    assert on_node(live_lab, node, 'cat /sys/class/net/fab0/mtu').stdout.strip() == '1500'
+def test_the_fabric_nics_are_fresh_and_the_files_the_roles_manage_are_plain(live_lab, node):
+    """fab0 and fab1 without an address at a new NIC's MTU, and /etc/hosts, hostname, resolv.conf not bind-mounted,
+    so the fabric_network role has real work to do and its read-back means something."""
+    for nic in ('fab0', 'fab1'):
+        assert on_node(live_lab, node, 'ip -4 -o addr show dev %s' % nic).stdout == ''
+        assert on_node(live_lab, node, 'cat /sys/class/net/%s/mtu' % nic).stdout.strip() == '1500'
     mounts = on_node(live_lab, node, 'cat /proc/self/mountinfo').stdout.splitlines()
     managed = (' /etc/hosts ', ' /etc/hostname ', ' /etc/resolv.conf ')
     assert [line for line in mounts if any(path in line for path in managed)] == []
@@ -193,6 +203,26 @@ def test_the_fabric_nic_is_fresh_and_the_files_the_roles_manage_are_plain(live_l
 def test_nodes_reach_each_other_on_the_management_network(live_lab):
     run = on_node(live_lab, '10.77.15.11', 'ping -c 1 -W 2 10.77.15.12')
     assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_each_rail_is_a_network_of_its_own(live_lab):
+    """A test subnet on node01's fab1, node02's fab1 and node02's fab0: node01 reaches node02 over rail 1; with
+    node02's fab1 down, its fab0 address is out of reach from rail 1 (one bridge for both rails would answer)."""
+    nodes = ('10.77.15.11', '10.77.15.12')
+    plan = [(nodes[0], 'fab1', '192.168.215.1'), (nodes[1], 'fab1', '192.168.215.2'),
+            (nodes[1], 'fab0', '192.168.215.3')]
+    try:
+        for node, nic, address in plan:
+            run = on_node(live_lab, node, 'ip link set %s up && ip addr add %s/24 dev %s' % (nic, address, nic))
+            assert run.returncode == 0, run.stderr
+        same_rail = on_node(live_lab, nodes[0], 'ping -c 1 -W 2 -I fab1 192.168.215.2')
+        assert same_rail.returncode == 0, same_rail.stdout + same_rail.stderr
+        assert on_node(live_lab, nodes[1], 'ip link set fab1 down').returncode == 0
+        other_rail = on_node(live_lab, nodes[0], 'ping -c 1 -W 2 -I fab1 192.168.215.3')
+        assert other_rail.returncode != 0, other_rail.stdout
+    finally:
+        for node, nic, address in plan:
+            on_node(live_lab, node, 'ip addr del %s/24 dev %s; ip link set %s up' % (address, nic, nic))
 
 
 def test_down_removes_the_lab_and_status_says_down_with_exit_3(live_lab):
