@@ -1,4 +1,4 @@
-#!/bin/bash
+#!/usr/bin/env bash
 # hpcx_layout.sh PREFIX TREE: lay out the Open MPI and UCX installed in PREFIX as an HPC-X tarball lays out its own
 # (TREE/ompi, TREE/ucx with UCX's tools, libraries and modules, empty ucc, hcoll and sharp library directories),
 # leaving out the mpi role's stamp and mpi4py venv, which belong to PREFIX's install.
