@@ -248,7 +248,9 @@ def main(argv=None):
     MPI, comm, xp, _gpu, cuda_aware, host = started  # pylint: disable=invalid-name
     hosts = sorted(set(comm.allgather(host)))
     summary = {
-        'world_size': comm.Get_size(), 'device': args.device, 'hosts': hosts, 'start_step': None, 'end_step': None,
+        # rank 0 reads and writes the checkpoints: where it ran says which node used the checkpoint directory
+        'world_size': comm.Get_size(), 'device': args.device, 'hosts': hosts, 'rank0_host': comm.bcast(host, root=0),
+        'start_step': None, 'end_step': None,
         'resumed': False, 'resumed_from': None, 'initial_loss': None, 'final_loss': None, 'checkpoint': None,
         'checkpoints_written': [], 'checkpoint_dir': os.path.abspath(args.checkpoint_dir), 'params_consistent': False,
         'loss_decreased': False, 'ok': False, 'errors': [], 'cuda_aware': cuda_aware,

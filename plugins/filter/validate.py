@@ -2,16 +2,18 @@
 # Copyright (c) hpcfabric maintainers
 """Filters of the validate role: threshold_inputs, allreduce_threshold, allreduce_verdict, isolation_rails,
 isolation_step, preflight_problems, interface_states, host_problems, hostfile_entries, mpirun_error, pair_results,
-train_smoke_verdict, report_runs, mpi_launch_tools.
+train_smoke_verdict, report_runs, mpi_launch_tools, mpirun_hosts, shared_dir_problems.
 
 Each filter is documented in its own file beside this one (isolation_step.yml, ...), as ansible-doc looks
-documentation up by filter name. The logic is in module_utils/validate_checks.py and module_utils/isolation.py (the
-decisions) and module_utils/validate_collect.py (what the role's tasks gathered, put into shape).
+documentation up by filter name. The logic is in module_utils/validate_checks.py, module_utils/isolation.py and
+module_utils/shared_dir.py (the decisions) and module_utils/validate_collect.py (what the role's tasks gathered, put
+into shape).
 """
 
 from __future__ import annotations
 
-from ansible_collections.hpcfabric.cluster.plugins.module_utils import isolation, mpi_local_fact, validate_checks, validate_collect
+from ansible_collections.hpcfabric.cluster.plugins.module_utils import (isolation, mpi_local_fact, shared_dir, validate_checks,
+                                                                       validate_collect)
 from ansible_collections.hpcfabric.cluster.plugins.plugin_utils.filters import as_filter
 
 threshold_inputs = as_filter('threshold_inputs', validate_checks.threshold_inputs)
@@ -28,10 +30,12 @@ pair_results = as_filter('pair_results', validate_collect.pair_results)
 train_smoke_verdict = as_filter('train_smoke_verdict', validate_collect.train_smoke_verdict)
 report_runs = as_filter('report_runs', validate_collect.report_runs)
 mpi_launch_tools = as_filter('mpi_launch_tools', mpi_local_fact.launch_tools)
+mpirun_hosts = as_filter('mpirun_hosts', validate_collect.mpirun_hosts)
+shared_dir_problems = as_filter('shared_dir_problems', shared_dir.problems)
 
 _FILTERS = (threshold_inputs, allreduce_threshold, allreduce_verdict, isolation_rails, isolation_step,
             preflight_problems, interface_states, host_problems, hostfile_entries, mpirun_error, pair_results,
-            train_smoke_verdict, report_runs, mpi_launch_tools)
+            train_smoke_verdict, report_runs, mpi_launch_tools, mpirun_hosts, shared_dir_problems)
 
 
 class FilterModule(object):

@@ -397,7 +397,7 @@ def train_verdict(first, resumed, run_errors=None):
     ``first`` and ``resumed`` are the jobs' JSON summaries of ``files/bench/train_smoke.py`` (None when a job wrote
     none), ``run_errors`` maps ``first`` and ``resumed`` to how that job's mpirun failed (None when it exited 0).
     It passes when both jobs exited 0 and say ok, and the resumed job resumed from a checkpoint at the step where the
-    first stopped. ``errors`` has one line per problem, naming the job; the summaries are kept as they are.
+    first stopped, on another node than the one that wrote it when the jobs span nodes. ``errors`` has one line per problem, naming the job; the summaries are kept as they are.
     """
     run_errors = run_errors or {}
     if not isinstance(run_errors, dict):
@@ -411,6 +411,16 @@ def train_verdict(first, resumed, run_errors=None):
         elif resumed.get('start_step') is None or resumed.get('start_step') != first.get('end_step'):
             errors.append('%s started at step %s, the first job stopped at step %s'
                           % (TRAIN_JOBS['resumed'], resumed.get('start_step'), first.get('end_step')))
+        # on more than one node the restart must read the checkpoint on another node than the one that wrote it,
+        # or a checkpoint directory that is not shared would pass
+        if len(first.get('hosts') or []) > 1:
+            written, read = first.get('rank0_host'), resumed.get('rank0_host')
+            if not written or not read:
+                errors.append('%s: the summaries do not say on which node rank 0 wrote and read the checkpoint '
+                              '(rank0_host)' % TRAIN_JOBS['resumed'])
+            elif written == read:
+                errors.append('%s read the checkpoint on %s, the node that wrote it: the restart did not cross nodes'
+                              % (TRAIN_JOBS['resumed'], read))
     return {'first': first, 'resumed': resumed, 'passed': not errors, 'errors': errors}
 
 

@@ -65,6 +65,23 @@ def hostfile_entries(text):
     return entries
 
 
+def mpirun_hosts(entries, rotate=0):
+    """``['--host', 'a:8,b:8', '-np', '16']``: mpirun's arguments for the hostfile entries ``[{name, slots}]``, one
+    rank per slot. ``rotate`` moves that many entries from the front to the back, so rank 0 lands on another node.
+    """
+    if not isinstance(entries, (list, tuple)) or not entries:
+        raise ValueError('entries must be a non-empty list of {name, slots}, got %r' % (entries,))
+    if not isinstance(rotate, int) or isinstance(rotate, bool) or rotate < 0:
+        raise ValueError('rotate must be a whole number of at least 0, got %r' % (rotate,))
+    for entry in entries:
+        if not isinstance(entry, dict) or not entry.get('name') or not isinstance(entry.get('slots'), int):
+            raise ValueError('each entry must be {name, slots}, got %r' % (entry,))
+    shift = rotate % len(entries)
+    ordered = list(entries[shift:]) + list(entries[:shift])
+    return ['--host', ','.join('%s:%d' % (entry['name'], entry['slots']) for entry in ordered),
+            '-np', str(sum(entry['slots'] for entry in ordered))]
+
+
 def _fetched_json(fetched):
     """The JSON file a ``slurp`` fetched; None when there is none."""
     content = fetched.get('content') if isinstance(fetched, dict) else None
@@ -168,7 +185,7 @@ def train_smoke_verdict(runs, fetched, launcher):
     ``mpirun_rc``, each job's exit status (``{first, resumed}``).
 
     ``runs`` and ``fetched`` are the ``results`` of the looped mpirun ``command`` and ``slurp`` of the summaries,
-    the first job then the resumed job; ``launcher`` is the host both ran on.
+    the first job then the resumed job; a job ran from the ``launcher`` of its loop item, else from ``launcher``.
     """
     for name, value in (('runs', runs), ('fetched', fetched)):
         if not isinstance(value, (list, tuple)) or len(value) != len(TRAIN_JOBS):
@@ -176,7 +193,8 @@ def train_smoke_verdict(runs, fetched, launcher):
                              % (name, len(TRAIN_JOBS), ', '.join(TRAIN_JOBS), value))
     summaries, run_errors, exit_statuses = {}, {}, {}
     for (name, job), run, got in zip(TRAIN_JOBS.items(), runs, fetched):
-        run_errors[name] = mpirun_error(run, job, launcher)
+        item = run.get('item') if isinstance(run, dict) else None
+        run_errors[name] = mpirun_error(run, job, (item.get('launcher') if isinstance(item, dict) else None) or launcher)
         exit_statuses[name] = _exit_status(run)
         try:
             summaries[name] = _fetched_json(got)

@@ -225,9 +225,21 @@ def test_each_rail_is_a_network_of_its_own(live_lab):
             on_node(live_lab, node, 'ip addr del %s/24 dev %s; ip link set %s up' % (address, nic, nic))
 
 
+def test_every_node_sees_one_shared_directory_at_the_lustre_mount_point(live_lab):
+    """A file an unprivileged user writes under /lustre/scratch on node01 is there on node02, and in the host
+    directory: the stand-in for the shared filesystem the smoke training's restart crosses nodes through."""
+    write = on_node(live_lab, '10.77.15.11', 'setpriv --reuid 2001 --regid 2001 --clear-groups '
+                    'sh -c "echo from-node01 > /lustre/scratch/labtest-probe"')
+    assert write.returncode == 0, write.stderr
+    read = on_node(live_lab, '10.77.15.12', 'cat /lustre/scratch/labtest-probe; stat -c %u /lustre/scratch/labtest-probe')
+    assert read.stdout.split() == ['from-node01', '2001'], read.stdout + read.stderr
+    assert (Path(live_lab['LAB_DIR']) / 'shared' / 'labtest-probe').read_text() == 'from-node01\n'
+
+
 def test_down_removes_the_lab_and_status_says_down_with_exit_3(live_lab):
     lab('down', env=live_lab, check=True)
     run = lab('status', env=live_lab)
     assert run.returncode == 3, run.stdout + run.stderr
     assert "lab 'labtest'" in run.stdout and ': down' in run.stdout
     assert on_node(live_lab, '10.77.15.11', 'true').returncode != 0
+    assert not (Path(live_lab['LAB_DIR']) / 'shared').exists()

@@ -20,8 +20,8 @@ def test_filters_are_registered():
     filters = FilterModule().filters()
     assert sorted(filters) == ['allreduce_threshold', 'allreduce_verdict', 'host_problems', 'hostfile_entries',
                                'interface_states', 'isolation_rails', 'isolation_step', 'mpi_launch_tools',
-                               'mpirun_error', 'pair_results', 'preflight_problems', 'report_runs', 'threshold_inputs',
-                               'train_smoke_verdict']
+                               'mpirun_error', 'mpirun_hosts', 'pair_results', 'preflight_problems', 'report_runs',
+                               'shared_dir_problems', 'threshold_inputs', 'train_smoke_verdict']
     assert all(filters[name].__name__ == name for name in filters)
 
 
@@ -66,6 +66,14 @@ def test_filters_pass_arguments_through():
     train = filters['train_smoke_verdict']([{'rc': 0}, {'rc': 0}], [{}, {}], 'a')
     assert (train['passed'], train['mpirun_rc']) == (False, {'first': 0, 'resumed': 0})
     assert filters['report_runs'](BENCH, [])[0]['name'] == 'all nodes (2 ranks)'
+    entries = [{'name': 'a-fab', 'slots': 8}, {'name': 'b-fab', 'slots': 4}]
+    assert filters['mpirun_hosts'](entries) == ['--host', 'a-fab:8,b-fab:4', '-np', '12']
+    assert filters['mpirun_hosts'](entries, rotate=1) == ['--host', 'b-fab:4,a-fab:8', '-np', '12']
+    assert filters['mpirun_hosts'](entries, rotate=2)[1] == 'a-fab:8,b-fab:4'
+    assert filters['shared_dir_problems'](['a'], {'a': {'mark': {'failed': True, 'msg': 'denied'}, 'listing': {}}},
+                                          '/d', 'u') == {
+        'a': ['validate_checkpoint_dir /d: u cannot write there (denied): create it on the shared filesystem, '
+              'writable by u']}
 
 
 @pytest.mark.parametrize('name, args, kwargs, message', [
@@ -84,6 +92,9 @@ def test_filters_pass_arguments_through():
     ('mpirun_error', ({'rc': 1}, 'allreduce', ''), {}, '^mpirun_error: launcher must be a non-empty string'),
     ('train_smoke_verdict', ([], [], 'a'), {}, '^train_smoke_verdict: runs must be a list of 2 results'),
     ('report_runs', ({},), {}, '^report_runs: bench must be the JSON'),
+    ('mpirun_hosts', ([],), {}, '^mpirun_hosts: entries must be a non-empty list'),
+    ('mpirun_hosts', ([{'name': 'a', 'slots': 1}],), {'rotate': -1}, '^mpirun_hosts: rotate must be a whole number'),
+    ('shared_dir_problems', (['a'], {}, '/d', 'u'), {}, '^shared_dir_problems: no shared directory check for a$'),
 ])
 def test_errors_become_filter_errors(name, args, kwargs, message):
     with pytest.raises(AnsibleFilterError, match=message):

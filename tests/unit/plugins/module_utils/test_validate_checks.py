@@ -383,6 +383,23 @@ def test_train_verdict_names_the_job_and_what_is_wrong(first, resumed, errors):
     assert (result['first'], result['resumed']) == (first, resumed)
 
 
+@pytest.mark.parametrize('hosts, written_on, read_on, passed', [
+    (['node01', 'node02'], 'node01', 'node02', True),
+    (['node01', 'node02'], 'node01', 'node01', False),
+    # one node: there is no other node to resume on
+    (['node01'], 'node01', 'node01', True),
+    (['node01', 'node02'], None, None, False),
+])
+def test_train_verdict_wants_the_restart_on_another_node_when_the_jobs_span_nodes(hosts, written_on, read_on, passed):
+    first = dict(FIRST, hosts=hosts, rank0_host=written_on)
+    result = train_verdict(first, dict(RESUMED, hosts=hosts, rank0_host=read_on))
+    assert result['passed'] is passed
+    assert result['errors'] == ([] if passed else [
+        'smoke training (resumed job) read the checkpoint on node01, the node that wrote it: the restart did not '
+        'cross nodes' if read_on else 'smoke training (resumed job): the summaries do not say on which node rank 0 '
+        'wrote and read the checkpoint (rank0_host)'])
+
+
 @pytest.mark.parametrize('first, run_errors, message', [
     ([], None, '^the first summary must be the JSON of files/bench/train_smoke.py'),
     (FIRST, ['exit 3'], '^run_errors must map first and resumed to their failure'),

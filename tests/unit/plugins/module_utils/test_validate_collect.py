@@ -246,9 +246,10 @@ def test_a_run_that_wrote_passing_results_then_exited_3_fails_with_its_results_k
 # train_smoke_verdict
 
 FIRST = {'world_size': 2, 'device': 'cpu', 'hosts': ['node01', 'node02'], 'start_step': 0, 'end_step': 10,
-         'resumed': False, 'ok': True, 'errors': [], 'params_consistent': True, 'checkpoint': '/ckpt/step-10.npz'}
+         'resumed': False, 'ok': True, 'errors': [], 'params_consistent': True, 'checkpoint': '/ckpt/step-10.npz',
+         'rank0_host': 'node01'}
 RESUMED = dict(FIRST, start_step=10, end_step=20, resumed=True, resumed_from='/ckpt/step-10.npz',
-               checkpoint='/ckpt/step-20.npz')
+               checkpoint='/ckpt/step-20.npz', rank0_host='node02')
 
 
 def loop(results):
@@ -271,6 +272,15 @@ def test_train_smoke_verdict_of_jobs_that_exit_non_zero_after_writing_their_summ
     assert len(verdict['errors']) == 1
     assert verdict['errors'][0].startswith('smoke training (resumed job) exited 3 (mpirun on node01): Primary job ')
     assert verdict['errors'][0].endswith('Exit code: 3')
+
+
+def test_train_smoke_verdict_names_the_node_each_job_was_launched_from():
+    """The resumed job starts from the next node (its loop item says which), and its failure names that node."""
+    runs = loop([mpirun(0), mpirun(1, 'no checkpoint in /lustre/scratch/validate')])
+    runs[1]['item']['launcher'] = 'node02'
+    verdict = train_smoke_verdict(runs, loop([slurped(FIRST), slurped(RESUMED)]), 'node01')
+    assert verdict['errors'] == [
+        'smoke training (resumed job) exited 1 (mpirun on node02): no checkpoint in /lustre/scratch/validate']
 
 
 def test_train_smoke_verdict_of_a_first_job_that_died_without_a_summary():
