@@ -80,7 +80,7 @@ notes:
   - C(journalctl -k) needs the systemd-journal or adm group or root; C(dmesg) needs root where C(kernel.dmesg_restrict)
     is 1. The validation runs it as root.
   - A C(nvidia-smi) or C(dcgmi) that exits non-zero fails the module with its exit status and message, except
-    C(dcgmi diag) whose JSON names failed tests (it exits non-zero then): the results are read and the status returned.
+    C(dcgmi diag) whose JSON names failed tests (it exits non-zero then) - the results are read and the status returned.
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
 attributes:
