@@ -56,6 +56,9 @@ options:
       - C(drift) (list of dicts or null) - the version drift findings (the C(findings) of the
         C(hpcfabric.cluster.version_drift) filter), each C({host, component, seen, expected, basis}), when the drift
         check ran (an empty list when it found none); report.md shows them in a table.
+      - C(health) (list of dicts or null) - the GPU and link health findings (the C(findings) of the
+        C(hpcfabric.cluster.gpu_health_findings) filter), each C({host, device, check, seen, action}), when the health
+        check ran (an empty list when it found none).
     type: dict
     required: true
   png:

@@ -56,3 +56,19 @@ def run_module(capsys, monkeypatch):
         result['warnings'] = warned
         return result
     return run
+
+
+@pytest.fixture
+def tools_only(tmp_path, monkeypatch):
+    """Make ``tools`` ({name: shell body}) the only commands a module's get_bin_path finds (not the machine's own)."""
+    def make(tools):
+        bindir = tmp_path / 'bin'
+        bindir.mkdir(exist_ok=True)
+        for name, body in tools.items():
+            script = bindir / name
+            script.write_text('#!/bin/sh\n%s\n' % body)
+            script.chmod(0o755)
+        # get_bin_path also looks in PATH and the sbin directories: it finds the fakes only
+        monkeypatch.setattr(AnsibleModule, 'get_bin_path',
+                            lambda self, name, *args, **kwargs: str(bindir / name) if (bindir / name).exists() else None)
+    return make

@@ -11,20 +11,6 @@ from ansible_collections.hpcfabric.cluster.plugins.modules import node_versions
 NAMES = ['rdma-core', 'ibverbs-providers', 'libibverbs1']
 
 
-def fake_tools(tmp_path, monkeypatch, tools):
-    """Make ``tools`` ({name: shell body}) the only ones the module finds, so that the machine's own dpkg-query or rpm
-    is not used."""
-    bindir = tmp_path / 'bin'
-    bindir.mkdir()
-    for name, body in tools.items():
-        script = bindir / name
-        script.write_text('#!/bin/sh\n%s\n' % body)
-        script.chmod(0o755)
-    # get_bin_path also looks in PATH and the sbin directories: it finds the fakes only
-    monkeypatch.setattr(node_versions.AnsibleModule, 'get_bin_path',
-                        lambda self, name, *args, **kwargs: str(bindir / name) if (bindir / name).exists() else None)
-
-
 def cuda_home(tmp_path, version='12.4.1'):
     home = tmp_path / 'cuda'
     home.mkdir()
@@ -32,8 +18,8 @@ def cuda_home(tmp_path, version='12.4.1'):
     return str(home)
 
 
-def test_reads_every_source(run_module, tmp_path, monkeypatch, fixture_path):
-    fake_tools(tmp_path, monkeypatch, {
+def test_reads_every_source(tools_only, run_module, tmp_path, fixture_path):
+    tools_only({
         'dpkg-query': "cat '%s'; echo 'dpkg-query: no packages found matching rdma-core' >&2; exit 1"
                       % fixture_path('node_versions', 'dpkg-query-bookworm.txt'),
         'ofed_info': "[ \"$1\" = -s ] && cat '%s'" % fixture_path('node_versions', 'ofed_info-s-doca-ofed.txt'),
@@ -53,8 +39,8 @@ def test_reads_every_source(run_module, tmp_path, monkeypatch, fixture_path):
     assert run_module(node_versions, args, check_mode=True)['versions'] == result['versions']
 
 
-def test_a_node_without_any_of_it_is_all_null(run_module, tmp_path, monkeypatch):
-    fake_tools(tmp_path, monkeypatch, {})
+def test_a_node_without_any_of_it_is_all_null(tools_only, run_module, tmp_path):
+    tools_only({})
     result = run_module(node_versions, {'packages': NAMES, 'cuda_home': str(tmp_path / 'none'),
                                         'sysfs_root': str(tmp_path / 'sys'),
                                         'nvidia_version_path': str(tmp_path / 'no-driver')})
@@ -64,8 +50,8 @@ def test_a_node_without_any_of_it_is_all_null(run_module, tmp_path, monkeypatch)
     assert result['warnings'] == ['neither dpkg-query nor rpm found: no package versions']
 
 
-def test_rpm_when_there_is_no_dpkg(run_module, tmp_path, monkeypatch, fixture_path):
-    fake_tools(tmp_path, monkeypatch, {'rpm': "cat '%s'; exit 1" % fixture_path('node_versions', 'rpm-el7.txt')})
+def test_rpm_when_there_is_no_dpkg(tools_only, run_module, tmp_path, fixture_path):
+    tools_only({'rpm': "cat '%s'; exit 1" % fixture_path('node_versions', 'rpm-el7.txt')})
     result = run_module(node_versions, {'packages': ['rdma-core', 'libibverbs', 'doca-ofed'],
                                         'cuda_home': str(tmp_path), 'sysfs_root': str(tmp_path),
                                         'nvidia_version_path': str(tmp_path / 'no-driver')})
@@ -73,8 +59,8 @@ def test_rpm_when_there_is_no_dpkg(run_module, tmp_path, monkeypatch, fixture_pa
     assert result['versions']['package:doca-ofed'] is None
 
 
-def test_a_failing_nvidia_smi_is_a_warning_and_no_vbios(run_module, tmp_path, monkeypatch):
-    fake_tools(tmp_path, monkeypatch, {
+def test_a_failing_nvidia_smi_is_a_warning_and_no_vbios(tools_only, run_module, tmp_path):
+    tools_only({
         'nvidia-smi': "echo 'NVIDIA-SMI has failed because it could not communicate with the NVIDIA driver.'; exit 9"})
     result = run_module(node_versions, {'packages': [], 'cuda_home': str(tmp_path), 'sysfs_root': str(tmp_path),
                                         'nvidia_version_path': str(tmp_path / 'no-driver')})
@@ -83,8 +69,8 @@ def test_a_failing_nvidia_smi_is_a_warning_and_no_vbios(run_module, tmp_path, mo
     assert 'no VBIOS versions' in result['warnings'][0]
 
 
-def test_saved_text_runs_nothing(run_module, tmp_path, monkeypatch, fixture_text):
-    fake_tools(tmp_path, monkeypatch, {'nvidia-smi': 'exit 99', 'ofed_info': 'exit 99', 'dpkg-query': 'exit 99'})
+def test_saved_text_runs_nothing(tools_only, run_module, tmp_path, fixture_text):
+    tools_only({'nvidia-smi': 'exit 99', 'ofed_info': 'exit 99', 'dpkg-query': 'exit 99'})
     result = run_module(node_versions, {
         'packages': ['rdma-core', 'libibverbs', 'doca-ofed'],
         'nvidia_version_output': fixture_text('node_versions', 'nvidia-version-proprietary-384.txt'),
