@@ -263,9 +263,10 @@ def rail_matrix(report, limit=MATRIX_ROWS):
     """What rails.png draws: ``{hosts, rails, cells, threshold_gbs, total}``, or None when no pair ran.
 
     ``hosts`` are the rows (the cluster's order; past ``limit`` rows, the ``limit`` nodes with the lowest cells - no
-    passing run, then the lowest pass ratio, then the lowest bandwidth - and ``total`` says how many there were), ``rails`` the column labels (``rail N``; ``all rails`` for runs without a
-    rail), ``cells[row][column]`` ``{busbw_gbs, passed, runs, pass_ratio}`` or None where the node had no run on that
-    rail (``passed``: one of its runs passed; ``pass_ratio`` the isolation's, runs with a bad partner left out).
+    passing run, then the lowest pass ratio, then the lowest bandwidth - and ``total`` says how many there were),
+    ``rails`` the column labels (``rail N``; ``all rails`` for runs without a rail), ``cells[row][column]``
+    ``{busbw_gbs, passed, runs, pass_ratio}`` or None where the node had no run on that rail (``passed``: one of its
+    runs passed; ``pass_ratio`` the isolation's, runs with a bad partner left out).
     A cell is the best bus bandwidth the node reached on that rail with any partner - over its passing runs when one
     passed: a bad partner washes out, a bad port stays low.
     """
