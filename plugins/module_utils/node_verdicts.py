@@ -293,6 +293,6 @@ def rail_matrix(report, limit=MATRIX_ROWS):
     if limit and len(rows) > limit:
         keep = set(host for host, row in sorted(rows, key=lambda item: _row_score(item[1], threshold))[:limit])
         rows = [(host, row) for host, row in rows if host in keep]
-    return {'hosts': [host for host, row in rows], 'rails': [ALL_RAILS if rail is None else 'rail %s' % rail
-                                                           for rail in rails],
+    labels = [ALL_RAILS if rail is None else 'rail %s' % rail for rail in rails]
+    return {'hosts': [host for host, row in rows], 'rails': labels,
             'cells': [row for host, row in rows], 'threshold_gbs': threshold, 'total': len(order)}

@@ -312,12 +312,12 @@ def draw_rails_png(matrix):
     axes.set_yticks(range(rows))
     axes.set_yticklabels(matrix['hosts'])
     axes.tick_params(top=True, labeltop=True, bottom=False, labelbottom=False)
-    bar = figure.colorbar(image, ax=axes)
-    bar.set_label('best pair bus bandwidth (GB/s)')
+    scale = figure.colorbar(image, ax=axes)
+    scale.set_label('best pair bus bandwidth (GB/s)')
     threshold = matrix['threshold_gbs']
     title = 'isolation: best pair busbw per node and rail'
     if threshold is not None:
-        bar.ax.axhline(threshold, color='black', linewidth=1.5)
+        scale.ax.axhline(threshold, color='black', linewidth=1.5)
         title += ', threshold %s GB/s' % format_gbs(threshold)
     if matrix['total'] > rows:
         title += '\nthe %d nodes with the lowest cells of %d (report.json has every run)' % (rows, matrix['total'])

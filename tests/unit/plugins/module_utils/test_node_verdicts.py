@@ -99,8 +99,8 @@ def test_without_the_isolation_a_failed_run_proves_no_node_good_or_bad():
 def test_a_fabric_wide_fault_is_a_cluster_line_and_leaves_every_node_unknown():
     hosts = sim.names(4)
     result = node_verdicts(isolated(hosts, sim.Fabric(everything_slow=True), rails=2))
-    assert [line['reason'].split(':')[0] for line in result['cluster']] == ['8 of 8 large sizes below threshold (explicit)',
-                                                                             'fabric']
+    assert [line['reason'].split(':')[0] for line in result['cluster']] == [
+        '8 of 8 large sizes below threshold (explicit)', 'fabric']
     assert result['cluster'][1]['verdict'] == 'FAIL'
     assert set(verdicts_of(result).values()) == {'UNKNOWN'} and result['bad_hosts'] == []
     assert [item['reason'] for item in reasons_of(result, 'node0002')] == [
@@ -206,8 +206,8 @@ def test_health_findings_fail_unless_they_say_warning_and_no_health_is_not_check
 def test_preflight_problems_fail_and_the_worst_reason_decides():
     hosts = sim.names(2)
     health = [{'host': 'node0001', 'device': 'GPU0', 'check': 'ecc', 'seen': 2, 'action': 'x', 'severity': 'warning'}]
-    result = node_verdicts(report(hosts, health=health, preflight={'node0001': ['eth0: MTU 1500, expected 9000'],
-                                                                  'node0002': [], 'extra01': ['unreachable']}))
+    preflight = {'node0001': ['eth0: MTU 1500, expected 9000'], 'node0002': [], 'extra01': ['unreachable']}
+    result = node_verdicts(report(hosts, health=health, preflight=preflight))
     assert [node['host'] for node in result['nodes']] == ['node0001', 'node0002', 'extra01']
     assert verdicts_of(result) == {'node0001': 'FAIL', 'node0002': 'PASS', 'extra01': 'FAIL'}
     assert [(item['source'], item['verdict']) for item in reasons_of(result, 'node0001')] == [
@@ -237,8 +237,8 @@ def test_rail_matrix_keeps_the_lowest_rows_of_a_large_cluster_and_leaves_missing
     hosts = sim.names(10)
     rails = sim.rails_of(hosts, 2)
     del rails['node0001']['1']
-    step, dummy, dummy = sim.drive(hosts, rails, sim.Fabric(bad_nodes=['node0009'], bad_ports=[('node0004', 1)],
-                                                           flaky_ports=[('node0007', 0)]), THRESHOLD, MIB, repeats=2)
+    fabric = sim.Fabric(bad_nodes=['node0009'], bad_ports=[('node0004', 1)], flaky_ports=[('node0007', 0)])
+    step, dummy, dummy = sim.drive(hosts, rails, fabric, THRESHOLD, MIB, repeats=2)
     matrix = rail_matrix(report(hosts, isolation=step), limit=3)
     assert matrix['total'] == 10
     # the lowest rows, in the cluster's order: a failed rail, then the flaky port whose best run passed
