@@ -7,6 +7,7 @@ The report dict is documented in the ``allreduce_report`` module's ``report`` op
 
 from __future__ import annotations
 
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.node_verdicts import PASS, RANK, node_verdicts
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_checks import (
     format_gbs,
     human_size,
@@ -19,6 +20,8 @@ HOSTS_SHOWN = 16
 COUNTER_ROWS_SHOWN = 400
 # a whole rack one release behind is a drift row per node and component; report.json keeps them all
 DRIFT_ROWS_SHOWN = 400
+# a thousand PASS rows bury the few that matter: past this many hosts the table keeps the others
+NODE_ROWS_SHOWN = 400
 # where a drift finding's expected version comes from (module_utils/drift.py)
 _DRIFT_BASIS = {'golden': 'validate_golden', 'majority': 'most hosts', 'tie': 'no majority: the newest'}
 
@@ -152,6 +155,41 @@ def _drift_section(drift):
     return lines
 
 
+def _nodes_section(verdicts, plot, rails_plot, isolation):
+    nodes = verdicts['nodes']
+    counts = dict((word, sum(1 for node in nodes if node['verdict'] == word)) for word in RANK)
+    lines = ['## Nodes', '', '%s of %d hosts.' % (', '.join('%d %s' % (counts[word], word) for word in sorted(
+        RANK, key=RANK.get, reverse=True) if counts[word]) or 'none', len(nodes))]
+    if verdicts['bad_hosts']:
+        lines[-1] += ' FAIL, in the bad hosts file (for --limit or a drain): %s.' % _hosts_text(verdicts['bad_hosts'])
+    lines.append('')
+    shown = nodes if len(nodes) <= NODE_ROWS_SHOWN else [node for node in nodes if node['verdict'] != PASS]
+    rows = []
+    for node in shown[:NODE_ROWS_SHOWN]:
+        reasons = node['reasons']
+        actions = [item['action'] for item in reasons if item.get('action')]
+        rows.append([node['host'], '**%s**' % node['verdict'] if node['verdict'] != PASS else PASS,
+                     '<br>'.join(_cell('%s %s: %s' % (item['verdict'], item['source'], item['reason']))
+                                 for item in reasons) or None,
+                     '<br>'.join(_cell(action) for action in dict.fromkeys(actions)) or None])
+    if rows:
+        lines += _table(['host', 'verdict', 'reasons', 'actions'], rows) + ['']
+    if len(nodes) > len(rows):
+        lines += ['... and %d more hosts (%d of them PASS) in report.json `verdicts`.' % (
+            len(nodes) - len(rows), counts[PASS]), '']
+    if verdicts['cluster']:
+        lines += ['Not one node\'s:', ''] + ['- **%s** %s: %s - %s' % (
+            item['verdict'], item['source'], _cell(item['reason']), _cell(item['action'])) for item in verdicts['cluster']]
+        lines.append('')
+    if verdicts['not_checked']:
+        lines += ['Not checked: %s; a PASS covers only what was checked.' % ', '.join(verdicts['not_checked']), '']
+    if rails_plot:
+        lines += ['![best pair bus bandwidth per node and rail against the threshold](%s)' % rails_plot, '']
+    elif plot:
+        lines += ['No rail heatmap: %s.' % ('the isolation did not run' if not isolation else 'no pair ran'), '']
+    return lines
+
+
 def _train_section(train):
     passed = train.get('passed')
     title = '## Smoke training'
@@ -196,8 +234,9 @@ def _counters_section(counters):
     return lines
 
 
-def render_markdown(report, plot=None):
-    """Return report.md for the report dict; ``plot`` is the PNG's file name to embed, if one is drawn."""
+def render_markdown(report, plot=None, rails_plot=None):
+    """Return report.md for the report dict; ``plot`` and ``rails_plot`` are the file names of the bandwidth plot and
+    the rail heatmap to embed, where they are drawn."""
     if not isinstance(report, dict):
         raise ValueError('report must be a dict, got %s' % type(report).__name__)
     verdict = report.get('verdict')
@@ -220,6 +259,7 @@ def render_markdown(report, plot=None):
         threshold.get('description') or threshold['mode'], human_size(threshold.get('min_size_bytes') or 0)), '']
     if plot:
         lines += ['![bus bandwidth against message size](%s)' % plot, '']
+    lines += _nodes_section(node_verdicts(report), plot, rails_plot, report.get('isolation'))
     lines += ['## Cluster', '']
     hosts = cluster.get('hosts') or []
     lines += _table(['item', 'value'], [

@@ -8,14 +8,27 @@ from __future__ import annotations
 DOCUMENTATION = r'''
 ---
 module: allreduce_report
-short_description: Write the validation report - report.json, report.md and the allreduce.png bandwidth plot
+short_description: Write the validation report - report.json, report.md, the bandwidth plot and the rail heatmap
 description:
   - Writes the C(hpcfabric.cluster.validate) role's report into the directory O(dest), which is created when missing
-    - C(report.json) (the report as given, indented, keys sorted), C(report.md) (tables a person reads) and
-    C(allreduce.png) (bus bandwidth against message size, one line per run, the threshold dashed).
+    - C(report.json) (the report as given plus C(verdicts), indented, keys sorted), C(report.md) (tables a person
+    reads, starting with one verdict per node), C(allreduce.png) (bus bandwidth against message size, one line per
+    run, the threshold dashed) and C(rails.png) (the isolation's heatmap, nodes x rails).
+  - C(verdicts) is one verdict per node - V(PASS), V(WARN), V(UNKNOWN) or V(FAIL) - with its reasons and actions,
+    from every source of the report (preflight, the isolation's findings, the port counters, version drift, health);
+    the rules are in C(plugins/module_utils/node_verdicts.py) and docs/validate.md. The hosts whose verdict is V(FAIL)
+    are RV(bad_hosts), what the role writes to C(validate_bad_hosts_file).
+  - C(rails.png) has a row per node and a column per rail (C(all rails) when the runs had none); a cell is the best
+    bus bandwidth (the lowest over the checked sizes, as each run is judged) that node reached on that rail with any
+    partner in the isolation's pair runs - over its passing runs when one passed - so a bad partner washes out and a
+    bad port stays low. Colours diverge at the threshold (red below, green above; a calibrated threshold's lowest
+    value at the checked sizes); a cell with no run is grey; each cell shows its GB/s, C(failed) when no run passed
+    and the pass ratio when some failed (a flaky port). Past 48 nodes it shows the 48 with the lowest cells. There is
+    no heatmap when the isolation did not run or ran no pair (report.md says so), and an earlier C(rails.png) is then
+    removed.
   - Meant to run on the controller (C(delegate_to localhost)), where the report is collected.
   - A file is only written when its content differs, so a second run with the same report changes nothing. The
-    plot carries no date or version metadata, so the same report draws the same bytes with the same matplotlib.
+    plots carry no date or version metadata, so the same report draws the same bytes with the same matplotlib.
 version_added: 0.1.0
 author: hpcfabric maintainers (@hpcfabric)
 requirements:
@@ -56,15 +69,19 @@ options:
       - C(drift) (list of dicts or null) - the version drift findings (the C(findings) of the
         C(hpcfabric.cluster.version_drift) filter), each C({host, component, seen, expected, basis}), when the drift
         check ran (an empty list when it found none); report.md shows them in a table.
+      - C(drift_fail) (bool) - whether drift fails the validation (C(validate_drift_fail)) - a drift finding makes its
+        node V(FAIL) when true, V(WARN) when false or missing.
       - C(health) (list of dicts or null) - the GPU and link health findings (the C(findings) of the
-        C(hpcfabric.cluster.gpu_health_findings) filter), each C({host, device, check, seen, action}), when the health
-        check ran (an empty list when it found none).
+        C(hpcfabric.cluster.gpu_health_findings) filter), each C({host, device, check, seen, action}) and optionally
+        C(severity) (C(warning) makes it V(WARN)), when the health check ran (an empty list when it found none); null
+        or missing is a check that did not run.
+      - C(verdicts) is computed and replaces any given.
     type: dict
     required: true
   png:
     description:
-      - Draw C(allreduce.png). With V(false) no plot is drawn (an existing one is left alone) and matplotlib is not
-        needed.
+      - Draw C(allreduce.png) and C(rails.png). With V(false) neither is drawn (existing ones are left alone) and
+        matplotlib is not needed.
     type: bool
     default: true
 extends_documentation_fragment:
@@ -75,7 +92,7 @@ attributes:
     details: Nothing is written; the result says which files would change.
   diff_mode:
     support: partial
-    details: Diffs of report.json and report.md; the plot is binary and only listed in RV(updated).
+    details: Diffs of report.json and report.md; the plots are binary and only listed in RV(updated).
   platform:
     platforms: posix
 notes:
@@ -117,7 +134,7 @@ EXAMPLES = r'''
 
 RETURN = r'''
 paths:
-  description: Paths of the report files; C(png) only when O(png=true).
+  description: Paths of the report files; C(png) only when O(png=true), C(rails) only when the heatmap is drawn.
   returned: success
   type: dict
   contains:
@@ -133,8 +150,23 @@ paths:
       description: Path of allreduce.png.
       type: str
       sample: /home/admin/.ansible/hpcfabric/validate/gpu_nodes/allreduce.png
+    rails:
+      description: Path of rails.png.
+      type: str
+      sample: /home/admin/.ansible/hpcfabric/validate/gpu_nodes/rails.png
+bad_hosts:
+  description:
+    - The hosts whose verdict in C(verdicts) is V(FAIL), in the cluster's order; empty when none is.
+    - A node whose verdict is V(UNKNOWN) (not proven good, for instance when the all-node run failed and the isolation
+      did not run) is not listed.
+  returned: success
+  type: list
+  elements: str
+  sample: [node02]
 updated:
-  description: Paths of the files that were written (in check mode, that would be written) because their content changed.
+  description:
+    - Paths of the files that were written (in check mode, that would be written) because their content changed, and
+      of an earlier C(rails.png) that was (would be) removed.
   returned: success
   type: list
   elements: str
@@ -151,11 +183,14 @@ import traceback
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.node_verdicts import node_verdicts, rail_matrix
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_checks import format_gbs, human_size
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_report import render_markdown
 
 try:
+    from matplotlib import colormaps
     from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.colors import Normalize, TwoSlopeNorm
     from matplotlib.figure import Figure
     from matplotlib.ticker import NullLocator
 except ImportError:
@@ -165,7 +200,7 @@ else:
     HAS_MATPLOTLIB = True
     MATPLOTLIB_IMPORT_ERROR = None
 
-FILES = (('json', 'report.json'), ('md', 'report.md'), ('png', 'allreduce.png'))
+FILES = (('json', 'report.json'), ('md', 'report.md'), ('png', 'allreduce.png'), ('rails', 'rails.png'))
 # beyond this many runs (a large cluster's isolation pairs) the legend names only the first ones
 LEGEND_RUNS = 10
 MAX_TICKS = 12
@@ -226,9 +261,70 @@ def draw_png(report):
     axes.grid(True, which='major', alpha=0.3)
     axes.legend(loc='best', fontsize='small')
     figure.tight_layout()
+    return _png_bytes(figure)
+
+
+def _png_bytes(figure):
     buffer = io.BytesIO()
     figure.savefig(buffer, format='png', metadata={'Software': None})
     return buffer.getvalue()
+
+
+def _rails_norm(matrix):
+    values = [cell['busbw_gbs'] or 0.0 for row in matrix['cells'] for cell in row if cell is not None]
+    threshold = matrix['threshold_gbs']
+    if not threshold or threshold <= 0:
+        return Normalize(vmin=0.0, vmax=max(values + [1.0]))
+    # centred on the threshold: red below, green above, as far above as the threshold is above 0 at least
+    return TwoSlopeNorm(vcenter=threshold, vmin=0.0, vmax=max(values + [2 * threshold]))
+
+
+def _rails_label(cell):
+    if cell is None:
+        return 'no run'
+    text = 'no result' if cell['busbw_gbs'] is None else format_gbs(cell['busbw_gbs'])
+    if not cell['passed']:
+        return text + '\nfailed'
+    # the best run hides the failed ones: a flaky port is green with its share of passes under it
+    ratio = cell.get('pass_ratio')
+    return text if ratio is None or ratio >= 1 else '%s\n%d%% passed' % (text, round(100 * ratio))
+
+
+def draw_rails_png(matrix):
+    """Return the PNG bytes of the heatmap of :func:`rail_matrix`'s matrix: nodes x rails, coloured against the
+    threshold, each cell annotated with its GB/s."""
+    rows, columns = len(matrix['hosts']), len(matrix['rails'])
+    figure = Figure(figsize=(max(6.0, 1.3 * columns + 4.0), max(3.0, 0.4 * rows + 1.8)), dpi=100)
+    FigureCanvasAgg(figure)
+    axes = figure.add_subplot(1, 1, 1)
+    colours = colormaps['RdYlGn'].with_extremes(bad='lightgrey')
+    norm = _rails_norm(matrix)
+    values = [[float('nan') if cell is None else (cell['busbw_gbs'] or 0.0) for cell in row] for row in matrix['cells']]
+    image = axes.imshow(values, cmap=colours, norm=norm, aspect='auto', interpolation='nearest')
+    for row, cells in enumerate(matrix['cells']):
+        for column, cell in enumerate(cells):
+            red, green, blue, dummy = colours(norm(values[row][column])) if cell is not None else (1, 1, 1, 1)
+            # white on the dark ends of the map, black on its light middle
+            dark = 0.299 * red + 0.587 * green + 0.114 * blue < 0.5
+            axes.text(column, row, _rails_label(cell), ha='center', va='center', fontsize='small',
+                      color='dimgrey' if cell is None else ('white' if dark else 'black'))
+    axes.set_xticks(range(columns))
+    axes.set_xticklabels(matrix['rails'])
+    axes.set_yticks(range(rows))
+    axes.set_yticklabels(matrix['hosts'])
+    axes.tick_params(top=True, labeltop=True, bottom=False, labelbottom=False)
+    scale = figure.colorbar(image, ax=axes)
+    scale.set_label('best pair bus bandwidth (GB/s)')
+    threshold = matrix['threshold_gbs']
+    title = 'isolation: best pair busbw per node and rail'
+    if threshold is not None:
+        scale.ax.axhline(threshold, color='black', linewidth=1.5)
+        title += ', threshold %s GB/s' % format_gbs(threshold)
+    if matrix['total'] > rows:
+        title += '\nthe %d nodes with the lowest cells of %d (report.json has every run)' % (rows, matrix['total'])
+    axes.set_title(title, fontsize='medium')
+    figure.tight_layout()
+    return _png_bytes(figure)
 
 
 def _read(path):
@@ -272,17 +368,23 @@ def main():
                 missing_required_lib('matplotlib', reason='to draw allreduce.png'), sys.executable),
             exception=MATPLOTLIB_IMPORT_ERROR)
     try:
+        verdicts = node_verdicts(report)
+        matrix = rail_matrix(report) if png else None
         contents = {
-            'json': (json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False) + '\n').encode('utf-8'),
-            'md': render_markdown(report, plot='allreduce.png' if png else None).encode('utf-8'),
+            'json': (json.dumps(dict(report, verdicts=verdicts), indent=2, sort_keys=True, ensure_ascii=False)
+                     + '\n').encode('utf-8'),
+            'md': render_markdown(report, plot='allreduce.png' if png else None,
+                                  rails_plot='rails.png' if matrix else None).encode('utf-8'),
         }
-    except (ValueError, TypeError) as exc:
-        module.fail_json(msg='cannot render the report: %s' % exc)
-    if png:
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        module.fail_json(msg='cannot render the report: %s' % exc, exception=traceback.format_exc())
+    for key, draw, data in (('png', draw_png, report), ('rails', draw_rails_png, matrix)):
+        if not png or data is None:
+            continue
         try:
-            contents['png'] = draw_png(report)
+            contents[key] = draw(data)
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
-            module.fail_json(msg='cannot draw allreduce.png: %s' % exc, exception=traceback.format_exc())
+            module.fail_json(msg='cannot draw %s: %s' % (dict(FILES)[key], exc), exception=traceback.format_exc())
     paths = dict((key, os.path.join(dest, name)) for key, name in FILES if key in contents)
     updated = []
     diffs = []
@@ -293,13 +395,19 @@ def main():
         if before == contents[key]:
             continue
         updated.append(paths[key])
-        if key != 'png':
+        if key in ('json', 'md'):
             diffs.append(_diff(paths[key], before, contents[key]))
         if not module.check_mode:
             if not os.path.isdir(dest):
                 os.makedirs(dest)
             _write(module, paths[key], contents[key])
-    result = dict(changed=bool(updated), paths=paths, updated=updated)
+    # a heatmap of an earlier run's isolation would sit beside a report that says there is none
+    stale = os.path.join(dest, dict(FILES)['rails'])
+    if png and 'rails' not in contents and os.path.exists(stale):
+        updated.append(stale)
+        if not module.check_mode:
+            os.remove(stale)
+    result = dict(changed=bool(updated), paths=paths, updated=updated, bad_hosts=verdicts['bad_hosts'])
     if module._diff:
         result['diff'] = diffs
     module.exit_json(**result)

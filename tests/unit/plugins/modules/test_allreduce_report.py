@@ -7,7 +7,10 @@ from __future__ import annotations
 import json
 import os
 
+import struct
+
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.isolation import isolation_step
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.node_verdicts import node_verdicts
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_checks import (
     allreduce_threshold,
     allreduce_verdict,
@@ -32,6 +35,9 @@ def make_report(threshold):
     pairs = [{'hosts': pair, 'rail': 0, 'round': index, 'stage': 'ring', 'error': None,
               'bench': bench(0.01 if 'node02' in pair else 2.0, pair)}
              for index, pair in enumerate((['node01', 'node02'], ['node02', 'node03'], ['node03', 'node01']))]
+    # the confirmation that names node02: against node01, which passed with node03
+    pairs.append({'hosts': ['node01', 'node02'], 'rail': 0, 'round': 3, 'stage': 'confirm', 'error': None,
+                  'bench': bench(0.01, ['node01', 'node02'])})
     rails = dict((host, {'0': {'interface': 'fab0', 'net_device': 'fab0'}}) for host in hosts)
     return {
         'generated': '2025-01-02T03:04:05+00:00',
@@ -50,19 +56,28 @@ REPORT = make_report(allreduce_threshold('explicit', min_busbw_gbs=1.5))
 
 
 def _paths(dest):
-    return {'json': str(dest / 'report.json'), 'md': str(dest / 'report.md'), 'png': str(dest / 'allreduce.png')}
+    return {'json': str(dest / 'report.json'), 'md': str(dest / 'report.md'), 'png': str(dest / 'allreduce.png'),
+            'rails': str(dest / 'rails.png')}
 
 
-def test_writes_three_files_then_changes_nothing(run_module, tmp_path):
+def _png_size(data):
+    assert data.startswith(PNG_SIGNATURE)
+    return struct.unpack('>II', data[16:24])
+
+
+def test_writes_four_files_then_changes_nothing(run_module, tmp_path):
     dest = tmp_path / 'reports' / 'gpu_nodes'
     result = run_module(allreduce_report, {'dest': str(dest), 'report': REPORT})
     assert result.get('failed') is not True, result
     assert result['changed'] is True
     assert result['paths'] == _paths(dest)
     assert sorted(result['updated']) == sorted(_paths(dest).values())
-    assert json.loads((dest / 'report.json').read_text(encoding='utf-8')) == REPORT
+    # the report as given, with the verdict of every node
+    written = dict(REPORT, verdicts=node_verdicts(REPORT))
+    assert json.loads((dest / 'report.json').read_text(encoding='utf-8')) == written
     text = (dest / 'report.json').read_text(encoding='utf-8')
-    assert text == json.dumps(REPORT, indent=2, sort_keys=True, ensure_ascii=False) + '\n'
+    assert text == json.dumps(written, indent=2, sort_keys=True, ensure_ascii=False) + '\n'
+    assert result['bad_hosts'] == written['verdicts']['bad_hosts'] == ['node02']
     markdown = (dest / 'report.md').read_text(encoding='utf-8')
     assert markdown.startswith('# Allreduce validation: FAIL\n')
     assert '![bus bandwidth against message size](allreduce.png)' in markdown
@@ -162,3 +177,54 @@ def test_drift_findings_are_in_report_json_and_md(run_module, tmp_path):
     assert json.loads((tmp_path / 'report.json').read_text(encoding='utf-8'))['drift'] == [finding]
     assert '| node02 | package:rdma-core | 44.0-1 | 44.0-2 | most hosts |' in (tmp_path / 'report.md').read_text(
         encoding='utf-8')
+
+
+def test_rails_heatmap_is_drawn_the_same_for_the_same_report(run_module, tmp_path):
+    first, second = tmp_path / 'a', tmp_path / 'b'
+    for dest in (first, second):
+        result = run_module(allreduce_report, {'dest': str(dest), 'report': REPORT})
+        assert result.get('failed') is not True, result
+    png = (first / 'rails.png').read_bytes()
+    assert png == (second / 'rails.png').read_bytes()
+    assert b'Software' not in png
+    # 3 nodes on 1 rail: the smallest figure, 6 x 3 inches at 100 dpi
+    assert _png_size(png) == (600, 300)
+    markdown = (first / 'report.md').read_text(encoding='utf-8')
+    assert '![best pair bus bandwidth per node and rail against the threshold](rails.png)' in markdown
+    assert markdown.index('## Nodes') < markdown.index('## Cluster')
+    assert '| node02 | **FAIL** | FAIL isolation: node: fails with every partner on every rail |' in markdown
+
+
+def test_a_large_isolation_draws_a_taller_heatmap_of_its_lowest_nodes(run_module, tmp_path):
+    hosts = ['node%03d' % number for number in range(1, 101)]
+    threshold = dict(allreduce_threshold('explicit', min_busbw_gbs=1.5), min_size_bytes=256 * MIB)
+    runs = [{'round': 0, 'stage': 'ring', 'rail': rail, 'hosts': [hosts[index], hosts[index + 1]],
+             'passed': hosts[index] != 'node050', 'busbw_gbs': 0.2 if hosts[index] == 'node050' else 2.0,
+             'mpirun_rc': 0, 'reason': ''} for rail in range(2) for index in range(0, 100, 2)]
+    report = dict(REPORT, cluster=dict(REPORT['cluster'], hosts=hosts), threshold=threshold,
+                  isolation={'rounds': 1, 'runs': runs, 'findings': [], 'pass_ratios': {}})
+    result = run_module(allreduce_report, {'dest': str(tmp_path), 'report': report})
+    assert result.get('failed') is not True, result
+    # 48 rows of 2 rails: 0.4 in a row, 1.8 for the title and the labels
+    width, height = _png_size((tmp_path / 'rails.png').read_bytes())
+    assert (width, height) == (660, 2100)
+
+
+def test_no_isolation_no_heatmap_and_an_old_one_is_removed(run_module, tmp_path):
+    (tmp_path / 'rails.png').write_bytes(b'old')
+    report = dict(REPORT, isolation=None)
+    result = run_module(allreduce_report, {'dest': str(tmp_path), 'report': report}, check_mode=True)
+    assert str(tmp_path / 'rails.png') in result['updated'] and (tmp_path / 'rails.png').exists()
+    result = run_module(allreduce_report, {'dest': str(tmp_path), 'report': report})
+    assert 'rails' not in result['paths'] and str(tmp_path / 'rails.png') in result['updated']
+    assert not (tmp_path / 'rails.png').exists()
+    assert 'No rail heatmap: the isolation did not run.' in (tmp_path / 'report.md').read_text(encoding='utf-8')
+    # the all-node run failed and nothing isolated it: no node is proven bad, none is listed
+    assert result['bad_hosts'] == []
+    assert run_module(allreduce_report, {'dest': str(tmp_path), 'report': report})['changed'] is False
+
+
+def test_without_png_neither_plot_is_drawn(run_module, tmp_path):
+    result = run_module(allreduce_report, {'dest': str(tmp_path), 'report': REPORT, 'png': False})
+    assert sorted(os.listdir(str(tmp_path))) == ['report.json', 'report.md']
+    assert result['bad_hosts'] == ['node02']
