@@ -12,8 +12,8 @@ into shape).
 
 from __future__ import annotations
 
-from ansible_collections.hpcfabric.cluster.plugins.module_utils import (isolation, mpi_local_fact, shared_dir, validate_checks,
-                                                                       validate_collect)
+from ansible_collections.hpcfabric.cluster.plugins.module_utils import (
+    isolation, mpi_local_fact, shared_dir, validate_checks, validate_collect)
 from ansible_collections.hpcfabric.cluster.plugins.plugin_utils.filters import as_filter
 
 threshold_inputs = as_filter('threshold_inputs', validate_checks.threshold_inputs)

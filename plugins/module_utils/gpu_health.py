@@ -27,8 +27,8 @@ HARDWARE_XIDS = {
     63: ('ECC page retirement or row remapping recorded', 'reboot: the pending remap takes effect at the GPU reset'),
     64: ('ECC page retirement or row remapping failure', 'RMA: the memory cannot repair itself any more'),
     74: ('NVLink error', 'drain, reboot: reset the GPUs; if the link errors recur, reseat the GPU or RMA the baseboard'),
-    79: ('GPU has fallen off the bus', 'drain, reseat: the GPU stopped answering on PCIe; reseat it and check its power '
-                                      'and riser, RMA if it recurs'),
+    79: ('GPU has fallen off the bus',
+         'drain, reseat: the GPU stopped answering on PCIe; reseat it and check its power and riser, RMA if it recurs'),
     92: ('high single-bit ECC error rate', 'drain: run dcgmi diag -r 3; RMA if the memory errors keep rising'),
     94: ('contained ECC error', 'reboot: the application on the GPU was stopped; the reset remaps the failing row'),
     95: ('uncontained ECC error', 'drain, reboot: every application on the GPU is affected; the GPU must be reset'),

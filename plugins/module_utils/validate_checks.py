@@ -397,7 +397,8 @@ def train_verdict(first, resumed, run_errors=None):
     ``first`` and ``resumed`` are the jobs' JSON summaries of ``files/bench/train_smoke.py`` (None when a job wrote
     none), ``run_errors`` maps ``first`` and ``resumed`` to how that job's mpirun failed (None when it exited 0).
     It passes when both jobs exited 0 and say ok, and the resumed job resumed from a checkpoint at the step where the
-    first stopped, on another node than the one that wrote it when the jobs span nodes. ``errors`` has one line per problem, naming the job; the summaries are kept as they are.
+    first stopped, on another node than the one that wrote it when the jobs span nodes. ``errors`` has one line per
+    problem, naming the job; the summaries are kept as they are.
     """
     run_errors = run_errors or {}
     if not isinstance(run_errors, dict):

@@ -310,8 +310,8 @@ def main():
 
     level = params['dcgmi_diag_level']
     if params['dcgmi_output'] is not None:
-        health['dcgm'] = dict(level=level, rc=None, **_parse(module, gpu_health.parse_dcgmi_diag,
-                                                              params['dcgmi_output'], 'dcgmi_output'))
+        parsed = _parse(module, gpu_health.parse_dcgmi_diag, params['dcgmi_output'], 'dcgmi_output')
+        health['dcgm'] = dict(level=level, rc=None, **parsed)
     elif level is not None:
         dcgmi = module.get_bin_path(params['dcgmi_path'])
         if not dcgmi:

@@ -196,8 +196,9 @@ def test_dcgmi_pass(fixture_text):
 def test_dcgmi_fail_names_the_gpu(fixture_text):
     dcgm = gpu_health.parse_dcgmi_diag(fixture_text('dcgmi', 'diag-3.1.0-8gpu-gpu3-fail-derived.txt'))
     gpus = [{'index': i, 'pci': '0000:%02x:00.0' % (0x10 + i)} for i in range(8)]
-    findings = gpu_health.health_findings('n', {'dcgm': dcgm, 'gpus': [dict(g, ecc_uncorrectable={'volatile': None,
-        'aggregate': None}, remapped_rows=None, retired_pages=None, clock_reasons={}) for g in gpus]})
+    quiet = {'ecc_uncorrectable': {'volatile': None, 'aggregate': None}, 'remapped_rows': None, 'retired_pages': None,
+             'clock_reasons': {}}
+    findings = gpu_health.health_findings('n', {'dcgm': dcgm, 'gpus': [dict(g, **quiet) for g in gpus]})
     assert [(f['device'], f['check'], f['seen']) for f in findings] == [
         ('GPU 0000:13:00.0', 'dcgm', 'dcgmi diag Custom / software failed')]
     assert findings[0]['action'].startswith('drain')

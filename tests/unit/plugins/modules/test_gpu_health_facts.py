@@ -50,7 +50,7 @@ def test_reads_every_source(tools_only, run_module, tmp_path, fixture_path):
 
 def test_a_lab_node_has_nothing_to_check_and_an_unreadable_kernel_log(tools_only, run_module, tmp_path):
     tools_only({'journalctl': "echo '-- No entries --'",
-                                       'dmesg': "echo 'dmesg: read kernel buffer failed: Operation not permitted' >&2; exit 1"})
+                'dmesg': "echo 'dmesg: read kernel buffer failed: Operation not permitted' >&2; exit 1"})
     net = tmp_path / 'sys' / 'class' / 'net' / 'eth1'
     net.mkdir(parents=True)
     result = run_module(gpu_health_facts, {'interfaces': ['eth1'], 'sysfs_root': str(tmp_path / 'sys'),
@@ -71,7 +71,7 @@ def test_gpus_without_nvidia_smi_are_unread(tools_only, run_module, tmp_path):
 
 def test_a_failing_nvidia_smi_fails(tools_only, run_module, tmp_path):
     tools_only({'nvidia-smi': "echo 'NVIDIA-SMI has failed because it could not communicate "
-                                                     "with the NVIDIA driver.'; exit 9"})
+                              "with the NVIDIA driver.'; exit 9"})
     result = run_module(gpu_health_facts, {'kernel_log_output': '', 'devices_dir': str(tmp_path)})
     assert result['failed'] is True and 'nvidia-smi -q -x exited 9' in result['msg']
 
