@@ -158,7 +158,9 @@ def test_roles_used_alone_refuse_directories_they_would_take_over(inventory, pla
      "mpi on b300-02: mpi_mca_params_extra btl: the value 'tcp\\nplm_rsh_agent = /tmp/x' is empty or holds a line break"),
     ('validate', {'validate_allreduce_min_busbw_gbs': 0},
      'b300-02: validate_allreduce_min_busbw_gbs=0 lets any bandwidth pass; set validate_allow_zero_threshold: true'),
-], ids=['ssh_trust root', 'storage LNet', 'mpi MCA', 'validate zero threshold'])
+    ('validate', {'validate_dcgmi_diag_level': 7},
+     'b300-02: validate_dcgmi_diag_level must be 1, 2, 3 or 4 (dcgmi diag -r N), or null for no diagnostic; got 7'),
+], ids=['ssh_trust root', 'storage LNet', 'mpi MCA', 'validate zero threshold', 'validate dcgmi level'])
 def test_roles_used_alone_refuse_strings_and_values_check_inventory_refuses(
         inventory, playbook, tmp_path, role, values, message):
     local_nodes(inventory)
