@@ -176,7 +176,8 @@ def node_verdicts(report):
     ``nodes``: ``[{host, verdict, reasons: [{source, verdict, reason, action}]}]`` in the cluster's host order (hosts
     only the findings name after them, sorted); ``cluster``: the lines no node owns, ``[{source, verdict, reason,
     action}]``; ``bad_hosts``: the hosts whose verdict is FAIL, in the same order; ``not_checked``: the checks
-    (preflight, counters, drift, health) the report does not carry.
+    (preflight, counters, drift, health) the report does not carry; ``not_read``: the health sources a node could not
+    read (``health_unread``, ``[{host, source, why}]``), whose checks a PASS there does not cover.
     """
     if not isinstance(report, dict):
         raise ValueError('report must be a dict, got %s' % type(report).__name__)
@@ -222,7 +223,8 @@ def node_verdicts(report):
         nodes.append({'host': host, 'verdict': max([PASS] + [item['verdict'] for item in found], key=RANK.get),
                       'reasons': found})
     return {'nodes': nodes, 'cluster': cluster, 'bad_hosts': [node['host'] for node in nodes if node['verdict'] == FAIL],
-            'not_checked': [source for source in CHECKS if report.get(source) is None]}
+            'not_checked': [source for source in CHECKS if report.get(source) is None],
+            'not_read': list(report.get('health_unread') or [])}
 
 
 def reference_threshold(threshold):

@@ -183,6 +183,10 @@ def _nodes_section(verdicts, plot, rails_plot, isolation):
         lines.append('')
     if verdicts['not_checked']:
         lines += ['Not checked: %s; a PASS covers only what was checked.' % ', '.join(verdicts['not_checked']), '']
+    if verdicts.get('not_read'):
+        lines += ['Not read, so not covered by a PASS there: %s.' % '; '.join(
+            _cell('%s %s (%s)' % (item.get('host'), item.get('source'), item.get('why'))) for item in verdicts['not_read']),
+            '']
     if rails_plot:
         lines += ['![best pair bus bandwidth per node and rail against the threshold](%s)' % rails_plot, '']
     elif plot:

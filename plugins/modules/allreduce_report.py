@@ -75,6 +75,9 @@ options:
         C(hpcfabric.cluster.gpu_health_findings) filter), each C({host, device, check, seen, action}) and optionally
         C(severity) (C(warning) makes it V(WARN)), when the health check ran (an empty list when it found none); null
         or missing is a check that did not run.
+      - C(health_unread) (list of dicts or null) - the health sources a node could not read (the C(unread) of the
+        C(hpcfabric.cluster.gpu_health_findings) filter, each C({host, source, why})); report.md names them under the
+        node verdicts, which do not cover them.
       - C(verdicts) is computed and replaces any given.
     type: dict
     required: true

@@ -8,6 +8,7 @@ import importlib.util
 from pathlib import Path
 
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.drift import drift_findings
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.gpu_health import health_report
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.isolation import isolation_step
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.node_verdicts import (
     node_verdicts,
@@ -294,3 +295,17 @@ def test_markdown_says_why_there_is_no_heatmap_and_cuts_a_large_table():
     assert '| node0007 | **FAIL** | FAIL preflight: no GPU |' in text
     assert '| node0001 |' not in text
     assert '... and 449 more hosts (449 of them PASS) in report.json `verdicts`.' in text
+
+
+def test_health_sources_a_node_could_not_read_are_named_under_the_verdicts_not_passed_over():
+    """A lab node's journal holds no kernel lines: its XIDs were not checked, which report.md says beside its PASS."""
+    hosts = sim.names(2)
+    health = health_report(dict((host, {'health': {'gpus': [], 'xids': [], 'pcie': [], 'nvlink': None, 'dcgm': None,
+                                                   'unread': [{'source': 'kernel log', 'why': 'no kernel lines'}]}})
+                                for host in hosts))
+    data = report(hosts, health=health['findings'], health_unread=health['unread'])
+    result = node_verdicts(data)
+    assert verdicts_of(result) == dict.fromkeys(hosts, 'PASS')
+    assert result['not_read'] == [{'host': host, 'source': 'kernel log', 'why': 'no kernel lines'} for host in hosts]
+    assert ('Not read, so not covered by a PASS there: node0001 kernel log (no kernel lines); node0002 kernel log '
+            '(no kernel lines).') in render_markdown(dict(data, verdicts=result), plot='allreduce.png')
