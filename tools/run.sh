@@ -76,11 +76,12 @@ run_cached() {
 
 # Which scenarios: all (`make molecule`), shared (tools/lab's own test and the scenarios that may run beside other
 # work) or alone (those with an .alone file: their verify measures the lab's bandwidth, so nothing else may share
-# the cores meanwhile).
+# the cores meanwhile). `shared LANE LANES` takes every LANES-th shared scenario from the LANE-th (0-based), tools/lab's
+# test in the last lane, so that lanes of shared scenarios run side by side, each on labs of its own.
 stage_molecule() {
-  local which="${1:-all}" s rc=0
+  local which="${1:-all}" lane="${2:-0}" lanes="${3:-1}" s rc=0 index=0
   # what every scenario assumes of a lab before any role runs, on a lab of its own
-  if [ "$which" != alone ]; then
+  if [ "$which" != alone ] && [ "$lane" -eq $((lanes - 1)) ]; then
     run_cached tools-lab env HPCFABRIC_LAB_TEST=1 python -m pytest tests/lab -q -p no:cacheprovider || rc=1
   fi
   for s in molecule/*/molecule.yml; do
@@ -91,8 +92,11 @@ stage_molecule() {
     esac
     # a scenario with an .optional file is too slow for every run (e.g. building Open MPI): run it by hand
     if [ -e "molecule/$s/.optional" ] && [ -z "${MOLECULE_OPTIONAL:-}" ]; then
-      echo "molecule scenario $s: optional, skipped (MOLECULE_OPTIONAL=1 runs it)"; continue
+      [ "$lane" -ne 0 ] || echo "molecule scenario $s: optional, skipped (MOLECULE_OPTIONAL=1 runs it)"
+      continue
     fi
+    index=$((index + 1))
+    [ $(((index - 1) % lanes)) -eq "$lane" ] || continue
     run_cached "$s" molecule test -s "$s" || rc=1
   done
   return $rc
@@ -134,25 +138,31 @@ record_stage() {  # NAME START RC: one line of the summary
   summary+="$(printf '  %-16s %s  %5ss' "$1" "$verdict" $((SECONDS - $2)))"$'\n'
 }
 
-# The labs wait on apt, SSH and systemd far more than they compute, so the shared scenarios run in the background
-# while the lab-free stages use the cores; their output is shown when they end. The scenarios with .alone run
-# last, on an otherwise idle machine.
+# The labs wait on apt, SSH and systemd far more than they compute, so the shared scenarios run in the background,
+# in SHARED_LANES lanes side by side, while the lab-free stages use the cores; their output is shown when they end.
+# The scenarios with .alone run last, on an otherwise idle machine.
+SHARED_LANES=2
 run_all() {
-  local s start rc lane_start lane_pid lane_rc=0 lane_log="$CACHE/test-logs/molecule-shared.log" passed=0 failed=0 summary=""
-  mkdir -p "$(dirname "$lane_log")"
-  step "stage molecule-shared: in the background (output: $lane_log, shown when it ends)"
+  local s start rc lane lane_start lane_pids=() lane_rc=0 lane_logs=() passed=0 failed=0 summary=""
+  mkdir -p "$CACHE/test-logs"
   lane_start=$SECONDS
-  (set -e; stage_molecule shared) > "$lane_log" 2>&1 &
-  lane_pid=$!
+  for lane in $(seq 0 $((SHARED_LANES - 1))); do
+    lane_logs+=("$CACHE/test-logs/molecule-shared-$lane.log")
+    step "stage molecule-shared, lane $((lane + 1)) of $SHARED_LANES: in the background (output: ${lane_logs[lane]}, shown when it ends)"
+    (set -e; stage_molecule shared "$lane" "$SHARED_LANES") > "${lane_logs[lane]}" 2>&1 &
+    lane_pids+=($!)
+  done
   for s in ansible_lint sanity units pytest build; do
     start=$SECONDS
     step "stage ${s//_/-}"
     rc=0; (set -e; "stage_$s") || rc=$?
     record_stage "${s//_/-}" "$start" "$rc"
   done
-  wait "$lane_pid" || lane_rc=$?
-  step "stage molecule-shared: ended; its output"
-  cat "$lane_log"
+  for lane in "${!lane_pids[@]}"; do
+    wait "${lane_pids[lane]}" || lane_rc=1
+    step "stage molecule-shared, lane $((lane + 1)) of $SHARED_LANES: ended; its output"
+    cat "${lane_logs[lane]}"
+  done
   record_stage molecule-shared "$lane_start" "$lane_rc"
   start=$SECONDS
   step "stage molecule-alone"
