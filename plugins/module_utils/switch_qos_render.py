@@ -5,7 +5,9 @@
 Every renderer is a pure function of the policy (``roce_policy.resolve_policy``) and the port list,
 so golden-file tests need no switch. ``render()`` returns the reviewable text plus the structured
 form each apply path needs (NVUE REST body, CONFIG_DB fragment, eos_config blocks) and, when the
-switch's running configuration is given, the differences and (SONiC) the JSON patch.
+switch's running configuration is given, the differences, (SONiC) the JSON patch and the read-back:
+the switch's state in vendor-neutral form and the settings that differ from the policy, one line each
+(``switch_qos_readback.py``).
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from ansible_collections.hpcfabric.cluster.plugins.module_utils.roce_policy impo
     ets_classes,
     resolve_policy,
 )
+from ansible_collections.hpcfabric.cluster.plugins.module_utils import switch_qos_readback as readback
 
 PLATFORMS = ('cumulus', 'sonic', 'eos')
 EOS_QUEUE_KEYWORDS = ('uc-tx-queue', 'tx-queue')
@@ -32,11 +35,13 @@ SONIC_STRICT_SCHEDULER = 'ROCE_STRICT'
 NVUE_PROFILE = 'default-global'
 
 
-def render(platform, policy=None, ports=None, running=None, eos_queue='uc-tx-queue'):
+def render(platform, policy=None, ports=None, running=None, eos_queue='uc-tx-queue', switch='switch'):
     """Render ``policy`` (overrides of the default policy) for one switch.
 
     Returns ``{platform, format, extension, text, intent, ...}``; with ``running`` (the switch's
-    current configuration as parsed JSON: NVUE tree or CONFIG_DB) also ``changes`` and ``patch``.
+    current configuration as parsed JSON: NVUE tree or CONFIG_DB) also ``changes``, ``patch``,
+    ``state`` (what the switch holds, vendor-neutral) and ``mismatches`` (lines naming ``switch``,
+    the port or ``global`` and the setting).
     """
     if platform not in PLATFORMS:
         raise PolicyError(['switch_qos_platform: %r is not one of %s' % (platform, ', '.join(PLATFORMS))])
@@ -57,7 +62,25 @@ def render(platform, policy=None, ports=None, running=None, eos_queue='uc-tx-que
         desired = result['body'] if platform == 'cumulus' else result['config_db']
         result['changes'] = tree_changes(desired, running)
         result['patch'] = sonic_patch(desired, running) if platform == 'sonic' else (desired if result['changes'] else {})
+        result.update(read_back(platform, resolved, ports, running, result['intent'], result['changes'], switch))
     return result
+
+
+def read_back(platform, policy, ports, running, intent, changes, switch):
+    """``{state, mismatches}`` of a Cumulus or SONiC switch's configuration against what this module renders."""
+    if platform == 'cumulus':
+        state = readback.nvue_state(running, ports, NVUE_PROFILE)
+        covered, describe = readback.NVUE_COVERED, readback.describe_nvue_path
+    else:
+        state = readback.sonic_state(running, ports, {
+            'dscp_map': SONIC_MAP,
+            'wred_profile': SONIC_WRED_PROFILE,
+            'ecn_class': policy['roce']['priority'],
+            'schedulers': dict((tc, _sonic_scheduler_name(policy, tc)) for tc in _queue_classes(policy)),
+        })
+        covered, describe = readback.SONIC_COVERED, readback.describe_sonic_path
+    mismatches = readback.compare_state(switch, intent, state) + readback.leftover_lines(switch, changes, covered, describe)
+    return {'state': state, 'mismatches': mismatches}
 
 
 def check_ports(ports):

@@ -46,3 +46,10 @@ def test_errors_name_the_variable(args, message):
     with pytest.raises(AnsibleFilterError) as error:
         roce_switch_config(*args)
     assert str(error.value).startswith('roce_switch_config: ' + message)
+
+
+def test_running_config_is_read_back_naming_the_switch():
+    result = roce_switch_config({}, 'sonic', ['Ethernet0'], running={'PORT': {'Ethernet0': {'mtu': '9100'}}},
+                                switch='leaf02')
+    assert 'leaf02: Ethernet0: MTU is 9100, expected 9214' in result['mismatches']
+    assert result['state']['ports']['Ethernet0']['mtu'] == 9100
