@@ -553,7 +553,7 @@ class RoceHost(object):
         backend = self.backend()
         result['backend'] = backend.name
         for nic in capable:
-            actions, changes, warnings = self._plan(nic, backend)
+            actions, changes, warnings, _current = self._plan(nic, backend)
             result['warnings'].extend(warnings)
             result['changes'].extend('%s: %s' % (self.label(nic), change) for change in changes)
             if actions and not check:
@@ -570,8 +570,10 @@ class RoceHost(object):
         backend = self.backend()
         result['backend'] = backend.name
         for nic in capable:
-            actions, changes, warnings = self._plan(nic, backend, verifying=True)
+            actions, changes, warnings, current = self._plan(nic, backend, verifying=True)
             result['warnings'].extend(warnings)
+            # what the NIC holds, for the cluster-wide comparison with the switches (fabric_qos.py)
+            nic['qos'] = {'trust': current['trust'], 'dscp2prio': current['dscp2prio'], 'pfc': current['pfc']}
             if include_mtu and nic['mtu'] != self.policy['mtu']['host']:
                 changes.append('MTU %s, policy %d' % (nic['mtu'], self.policy['mtu']['host']))
             result['differences'].extend('%s: %s' % (self.label(nic), change) for change in changes)
@@ -597,7 +599,7 @@ class RoceHost(object):
                 cm_actions, cm_changes = [], ['RDMA-CM defaults not set: %s' % exc]
             actions += cm_actions
             changes += cm_changes
-        return actions, changes, ['%s: %s' % (self.label(nic), warning) for warning in warnings]
+        return actions, changes, ['%s: %s' % (self.label(nic), warning) for warning in warnings], current
 
     def _execute(self, actions):
         for action in actions:

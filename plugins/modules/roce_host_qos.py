@@ -172,6 +172,14 @@ interfaces:
       description: Why the interface is not RoCE-capable, or null.
       type: str
       sample: no RDMA device (/sys/class/net/eth1/device/infiniband is missing)
+    qos:
+      description:
+        - What the NIC holds, read back (mode=verify, RoCE-capable interfaces only) - C(trust), C(dscp2prio)
+          (DSCP to the list of priorities it maps to) and C(pfc) (lossless priorities); null where a setting could not
+          be read. The C(roce_qos) role publishes it as C(roce_qos_readback) for the cluster-wide comparison with the
+          switches.
+      type: dict
+      sample: {"trust": "dscp", "dscp2prio": {"26": [3], "48": [6]}, "pfc": [3]}
 capable_interfaces:
   description: Names of the RoCE-capable interfaces, in the requested order.
   returned: always

@@ -271,3 +271,33 @@ def test_sonic_says_why_the_configuration_was_not_read(sonic):
     rc, out = sonic.run()
     assert rc != 0
     assert 'switch1: show runningconfiguration all exited 1: Error: cannot read CONFIG_DB' in out
+
+
+# --- playbooks/switches.yml: the switches, then hosts and switches compared with each other -----------------------
+def test_switches_playbook_compares_the_hosts_read_back_with_the_switches(sonic, tmp_path, playbook, monkeypatch):
+    monkeypatch.setenv('PATH', '%s:%s' % (sonic.bin, os.environ['PATH']))
+    monkeypatch.setenv('SONIC_STANDIN_DIR', str(sonic.dir))
+
+    def run(host_mtu):
+        # a node's read-back as the roce_qos role publishes it earlier in site.yml
+        nic = {'name': 'ens1f0np0', 'ibdev': 'mlx5_0', 'present': True, 'rdma_capable': True, 'mtu': host_mtu,
+               'qos': {'trust': 'dscp', 'dscp2prio': {'26': [3], '48': [6]}, 'pfc': [3]}}
+        inventory = {'all': {'children': {
+            'gpu_nodes': {'hosts': {'node01': {'roce_qos_readback': {'interfaces': [nic]}}}},
+            'fabric_switches': {'hosts': {'switch1': {
+                'ansible_connection': 'local', 'ansible_python_interpreter': sys.executable, 'ansible_become': False,
+                'switch_qos_platform': 'sonic', 'switch_qos_ports': ['Ethernet0', 'Ethernet4'],
+                'switch_qos_sonic_patch_path': str(sonic.patch_path)}}}}}}
+        (tmp_path / 'fabric.yml').write_text(json.dumps(inventory))
+        return playbook(tmp_path / 'fabric.yml', 'switches.yml')
+
+    rc, out = run(9000)
+    assert rc == 0, out
+    out = ' '.join(out.split())  # the YAML callback folds long messages
+    assert ('compared 1 RoCE NICs, 1 host interface MTUs and 2 ports of 1 switches (DSCP 26, 48 to priority, '
+            'lossless priorities, MTU)') in out
+    rc, out = run(9200)
+    assert rc != 0
+    out = ' '.join(out.split())
+    assert ('MTU: node01 mlx5_0/ens1f0np0 sends 9200-byte packets (9222-byte frames with Ethernet header, 802.1Q tag '
+            'and FCS), more than switch1 Ethernet0 (MTU 9214), switch1 Ethernet4 (MTU 9214) carry') in out

@@ -293,6 +293,10 @@ def test_verify_names_host_device_interface_and_difference(tree, tools):
     assert 'node01 mlx5_0/ens1f0np0: PFC enabled on [3,4], policy [3]' in result['differences']
     assert 'node01 mlx5_0/ens1f0np0: MTU 1500, policy 9000' in result['differences']
     assert fake.writes() == []
+    # what the NIC holds, for the cluster-wide comparison with the switches
+    nic = result['interfaces'][0]
+    assert nic['mtu'] == 1500
+    assert nic['qos']['pfc'] == [3, 4] and nic['qos']['trust'] == 'dscp' and nic['qos']['dscp2prio'][26] == [3]
 
 
 def test_apply_dcb_backend_on_eight_rails(tree, tools):
