@@ -8,6 +8,9 @@ LAB_SUITE ?= bookworm
 # fabric rails per node (tools/lab: 1 to 8, fab0, fab1, ...)
 LAB_RAILS ?= 2
 export LAB_NODES LAB_SUITE LAB_RAILS
+# a SONiC stand-in switch (switch01, tests/standins/sonic.py) in the lab of `make lab` and `make demo`; not exported,
+# so the molecule scenarios' labs (make test) have none unless a scenario asks for one
+LAB_SWITCH ?= 1
 
 .PHONY: help setup lint sanity ansible-lint unit pytest molecule build test demo lab lab-down clean gpu-proof gpu-proof-bundle
 
@@ -49,11 +52,11 @@ build: setup ## build the collection tarball, install it offline, ansible-doc ev
 test: setup ## lint + unit + pytest + molecule (results kept per file hash) + build: what CI runs
 	@tools/run.sh test
 
-demo: setup ## bring the lab up (LAB_NODES, LAB_SUITE, LAB_RAILS), run site.yml and the validation on it
-	@tools/demo.sh
+demo: setup ## bring the lab up (LAB_NODES, LAB_SUITE, LAB_RAILS, LAB_SWITCH), run site.yml and the validation on it
+	@LAB_SWITCH=$(LAB_SWITCH) tools/demo.sh
 
-lab: setup ## start a lab of LAB_NODES (default 4) Debian LAB_SUITE (bookworm, or trixie) nodes with LAB_RAILS (2) fabric rails
-	@tools/lab up $(LAB_NODES)
+lab: setup ## start a lab of LAB_NODES (default 4) Debian LAB_SUITE (bookworm, or trixie) nodes with LAB_RAILS (2) fabric rails and LAB_SWITCH (1) SONiC stand-in switch
+	@LAB_SWITCH=$(LAB_SWITCH) tools/lab up $(LAB_NODES)
 
 lab-down: ## remove the lab: containers, networks, firewall rules, proxy
 	@tools/lab down

@@ -6,9 +6,11 @@ cd "$ROOT"
 # shellcheck source=tools/common.sh
 . tools/common.sh
 LAB_NODES="${LAB_NODES:-4}"
+# the lab's SONiC stand-in switch (switch01): site.yml configures it over SSH and reads it back
+export LAB_SWITCH="${LAB_SWITCH:-1}"
 
 start=$SECONDS
-step "lab with $LAB_NODES nodes"
+step "lab with $LAB_NODES nodes$([ "$LAB_SWITCH" = 0 ] || echo ' and a SONiC stand-in switch')"
 tools/lab up "$LAB_NODES"
 step "site.yml on the lab: the whole stack, then the validation"
 ansible-playbook -i inventories/lab site.yml

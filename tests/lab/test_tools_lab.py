@@ -57,7 +57,9 @@ def test_an_unknown_command_is_a_usage_error():
     ({'LAB_MIRROR': 'ftp://mirror'}, "LAB_MIRROR must be an http:// URL (got 'ftp://mirror')"),
     ({'LAB_EXTRA_PORTS': '3142'}, 'LAB_EXTRA_PORTS must be TCP port numbers separated by spaces, other than LAB_PROXY_PORT'),
     ({'LAB_INVENTORY': 'relative/inv'}, 'LAB_INVENTORY must be an absolute path'),
-], ids=['name', 'suite', 'subnet', 'same-subnets', 'mgmt-on-rail1', 'rails', 'rail-subnets', 'proxy-port', 'mirror', 'extra-port', 'inventory'])
+    ({'LAB_SWITCH': 'yes'}, "LAB_SWITCH must be 0 (no switch) or 1 (switch01, a SONiC stand-in) (got 'yes')"),
+], ids=['name', 'suite', 'subnet', 'same-subnets', 'mgmt-on-rail1', 'rails', 'rail-subnets', 'proxy-port', 'mirror', 'extra-port',
+        'inventory', 'switch'])
 @needs_root
 def test_bad_settings_are_refused_naming_the_variable(tmp_path, env, message):
     run = lab('status', env=dict({'LAB_DIR': str(tmp_path / 'lab')}, **env))
