@@ -57,8 +57,8 @@ _value:
   contains:
     problems:
       description:
-        - One message per disagreement naming the devices on each side, the commonest value first, e.g.
-          C(DSCP 26 maps to different priorities: 3 on node01 mlx5_0/ens1f0np0, leaf01 swp1; 1 on leaf02 Ethernet8).
+        - "One message per disagreement naming the devices on each side, the commonest value first, e.g.
+          C(DSCP 26 maps to different priorities: 3 on node01 mlx5_0/ens1f0np0, leaf01 swp1; 1 on leaf02 Ethernet8)."
       type: list
       elements: str
     summary:

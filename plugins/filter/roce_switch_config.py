@@ -15,9 +15,9 @@ description:
   - C(sonic) gives a CONFIG_DB fragment (DSCP_TO_TC_MAP overriding the default DSCP 26 to TC 1, TC_TO_PRIORITY_GROUP_MAP,
     PORT_QOS_MAP pfc_enable, an ECN WRED_PROFILE, SCHEDULER, QUEUE bindings, PORT mtu).
   - C(eos) gives C(arista.eos.eos_config) blocks (C(parents) and C(lines)) and the same configuration as CLI text.
-  - With O(running), the switch's current configuration, it also lists the differences and, for SONiC, the JSON patch
+  - "With O(running), the switch's current configuration, it also lists the differences and, for SONiC, the JSON patch
     for C(config apply-patch), and reads the configuration back - what the switch holds in a vendor-neutral form and
-    every setting that differs from the policy as one line C(<switch>: <port or global>: <setting> is <found>, expected <wanted>).
+    every setting that differs from the policy as one line C(<switch>: <port or global>: <setting> is <found>, expected <wanted>)."
   - Fails with a message naming the variable when the policy or the port list is invalid.
 options:
   _input:
@@ -119,8 +119,8 @@ _value:
       type: dict
     mismatches:
       description:
-        - With O(running) - every setting that differs from the policy, as
-          C(<switch>: <port or global>: <setting> is <found>, expected <wanted>); empty when the switch matches.
+        - "With O(running) - every setting that differs from the policy, as
+          C(<switch>: <port or global>: <setting> is <found>, expected <wanted>); empty when the switch matches."
         - Also names what the role does not write but changes the result (a port bound to another PFC profile or DSCP
           map, an extra lossless priority).
       type: list

@@ -70,9 +70,10 @@ def check_fabric(hostvars, nodes, switches, overhead=FRAME_OVERHEAD):
     problems.extend(_differ('lossless (PFC) priorities differ', [(pfc, name) for name, _map, pfc in devices]))
     problems.extend(_mtu_problems(mtus, overhead))
     read_switches = [switch for switch in switches if switch not in missing]
+    compared = ', '.join(str(dscp) for dscp in sorted(dscps)) or '-'
     summary = ('compared %d RoCE NICs, %d host interface MTUs and %d ports of %d switches (DSCP %s to priority, '
                'lossless priorities, MTU)' % (len(devices) - switch_ports, len(mtus) - switch_mtus, switch_ports,
-                                             len(read_switches), ', '.join(str(dscp) for dscp in sorted(dscps)) or '-'))
+                                              len(read_switches), compared))
     if no_roce:
         summary += '; hosts without a RoCE NIC read back (their MTU only): %s' % _names(no_roce)
     if missing:

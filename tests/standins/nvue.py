@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright (c) hpcfabric maintainers
 """TEST ONLY: a stand-in for NVIDIA Cumulus Linux's NVUE REST API (https://SWITCH:8765/nvue_v1/).
@@ -18,7 +17,7 @@ Every request is kept in ``requests`` (method, path, body); every PATCH and ever
 end ``invalid`` or stay ``applying`` for the role's error paths; ``drift(path, value)`` changes the applied tree behind
 the role's back, as an operator's ``nv set ...; nv config apply`` would.
 
-As a program (for trying the role by hand): nvue.py --port 8765 --cert CERT --key KEY [--tree TREE.json]
+As a program (for trying the role by hand): python3 tests/standins/nvue.py --port 8765 --cert CERT --key KEY [--tree TREE.json]
 [--record PUSHES.jsonl] [--user cumulus --password PASSWORD].
 """
 from __future__ import annotations

@@ -1,11 +1,10 @@
-#!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright (c) hpcfabric maintainers
 """TEST ONLY: a stand-in for a SONiC switch's ``show``, ``config`` and ``sonic-db-cli`` commands.
 
-No SONiC switch can be had here, so the switch_qos role's SONiC path runs against this: installed as ``show``,
-``config`` and ``sonic-db-cli`` (links to this file; it acts on the name it is called by) on a lab node reached over
-SSH, or put first on PATH in a test. CONFIG_DB is a JSON file instead of redis. It is not SONiC: no YANG models, no
+No SONiC switch can be had here, so the switch_qos role's SONiC path runs against this: ``show``, ``config`` and
+``sonic-db-cli`` are wrappers that run ``python3 sonic.py <command> ...``, on a lab machine reached over SSH or first
+on PATH in a test. CONFIG_DB is a JSON file instead of redis. It is not SONiC: no YANG models, no
 orchestration agent, a handful of commands; never install it on a real switch.
 
     show runningconfiguration all         CONFIG_DB as JSON
@@ -237,15 +236,11 @@ COMMANDS = {'show': cmd_show, 'config': cmd_config, 'sonic-db-cli': cmd_db, 'ini
 
 
 def main(argv):
-    name = os.path.basename(argv[0])
-    args = argv[1:]
-    if name not in COMMANDS and args[:1] and args[0] in COMMANDS:
-        name, args = args[0], args[1:]
-    if name not in COMMANDS:
-        print('usage: sonic.py show|config|sonic-db-cli|init ...  (or call it as show, config, sonic-db-cli)', file=sys.stderr)
+    if len(argv) < 2 or argv[1] not in COMMANDS:
+        print('usage: sonic.py show|config|sonic-db-cli|init ...', file=sys.stderr)
         return 2
     try:
-        COMMANDS[name](args)
+        COMMANDS[argv[1]](argv[2:])
     except Refused as exc:
         print(str(exc), file=sys.stderr)
         return 1
