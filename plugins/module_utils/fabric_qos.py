@@ -28,7 +28,7 @@ def check_fabric(hostvars, nodes, switches, overhead=FRAME_OVERHEAD):
     missing, no_roce = [], []
     for host in nodes:
         hv = hostvars.get(host) or {}
-        dscps.update(_policy_dscps(hv.get('roce_qos_policy'), host))
+        dscps.update(_policy_dscps(hv.get('roce_qos_policy')))
         readback = hv.get('roce_qos_readback')
         if not isinstance(readback, dict):
             missing.append(host)
@@ -50,7 +50,7 @@ def check_fabric(hostvars, nodes, switches, overhead=FRAME_OVERHEAD):
     switch_ports = switch_mtus = 0
     for switch in switches:
         hv = hostvars.get(switch) or {}
-        dscps.update(_policy_dscps(hv.get('switch_qos_policy', hv.get('roce_qos_policy')), switch))
+        dscps.update(_policy_dscps(hv.get('switch_qos_policy', hv.get('roce_qos_policy'))))
         readback = hv.get('switch_qos_readback')
         if not isinstance(readback, dict):
             missing.append(switch)
@@ -81,7 +81,7 @@ def check_fabric(hostvars, nodes, switches, overhead=FRAME_OVERHEAD):
     return {'problems': problems, 'summary': summary}
 
 
-def _policy_dscps(overrides, host):
+def _policy_dscps(overrides):
     """The RoCE and CNP DSCPs of a host's policy (an invalid one is check_inventory's to report)."""
     try:
         policy = resolve_policy(overrides or {})
