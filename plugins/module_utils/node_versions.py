@@ -53,6 +53,18 @@ def nvidia_driver(text):
     return found.group(1)
 
 
+def loaded_nvidia_driver(module_version, proc_version):
+    """The version of the loaded nvidia kernel module: ``/sys/module/nvidia/version`` (``module_version``, one line,
+    there since the 3xx drivers), else the NVRM line of ``/proc/driver/nvidia/version`` (``proc_version``); None when
+    both are empty, as they are with no module loaded. VersionParseError when the text there holds no version."""
+    first = (pasted_text.clean(module_version or '').strip().splitlines() or [''])[0].strip()
+    if first:
+        if not re.fullmatch(r'[0-9]+(?:\.[0-9]+)+', first):
+            raise VersionParseError('not a driver version', first, 1)
+        return first
+    return nvidia_driver(proc_version) if (proc_version or '').strip() else None
+
+
 def ofed_version(text):
     """The version line of ``ofed_info -s``, without its trailing colon; VersionParseError when there is none."""
     lines = [line.strip() for line in pasted_text.clean(text).splitlines() if line.strip()]

@@ -15,7 +15,8 @@ description:
   - Reads the versions that the validation's drift check compares across the nodes and that Ansible's facts do not
     hold (the kernel is C(ansible_facts.kernel), Open MPI and UCX are C(ansible_facts.mpi) of
     M(hpcfabric.cluster.mpi_facts)).
-  - C(nvidia_driver) from C(/proc/driver/nvidia/version) (the loaded module, proprietary or open); C(cuda) from
+  - C(nvidia_driver) from C(/sys/module/nvidia/version), else C(/proc/driver/nvidia/version) (the loaded module,
+    proprietary or open); C(cuda) from
     C(<cuda_home>/version.json), or C(version.txt) before CUDA 11.1; C(ofed) from C(ofed_info -s) (MLNX_OFED or
     DOCA-OFED); C(package:<name>) for each package of O(packages) from C(dpkg-query), else C(rpm); C(nic_firmware:<dev>)
     from each RDMA device's C(fw_ver) in sysfs; C(gpu_vbios:<index>) from
@@ -43,9 +44,14 @@ options:
     type: path
   nvidia_version_path:
     description:
-      - The NVIDIA driver's version file.
+      - The NVIDIA driver's version file, read when O(nvidia_module_version_path) is empty or missing.
     type: path
     default: /proc/driver/nvidia/version
+  nvidia_module_version_path:
+    description:
+      - The loaded nvidia module's version, read first (the rule the C(hpcfabric.cluster.nvidia_driver) role uses too).
+    type: path
+    default: /sys/module/nvidia/version
   nvidia_smi_path:
     description:
       - Name or path of C(nvidia-smi), for the VBIOS versions.
@@ -167,9 +173,10 @@ def _run(module, path, args, what):
 def _driver(module, saved):
     if saved:
         text, source = module.params['nvidia_version_output'], 'nvidia_version_output'
-    else:
-        text, source = _read_file(module.params['nvidia_version_path']), module.params['nvidia_version_path']
-    return _parse(module, node_versions.nvidia_driver, text, source) if text else None
+        return _parse(module, node_versions.nvidia_driver, text, source) if text else None
+    paths = (module.params['nvidia_module_version_path'], module.params['nvidia_version_path'])
+    return _parse(module, lambda texts: node_versions.loaded_nvidia_driver(*texts),
+                  [_read_file(path) for path in paths], ' or '.join(paths))
 
 
 def _cuda(module, saved):
@@ -249,6 +256,7 @@ def main():
             cuda_home=dict(type='path'),
             sysfs_root=dict(type='path'),
             nvidia_version_path=dict(type='path', default='/proc/driver/nvidia/version'),
+            nvidia_module_version_path=dict(type='path', default='/sys/module/nvidia/version'),
             nvidia_smi_path=dict(type='str', default='nvidia-smi'),
             ofed_info_path=dict(type='str', default='ofed_info'),
             nvidia_version_output=dict(type='str'),

@@ -96,3 +96,12 @@ def test_components_name_per_device_values():
                                     firmware={'mlx5_0': '28.42.1000'}, vbios={'0': '96.00.74.00.10'}) == {
         'nvidia_driver': '565.57.01', 'cuda': None, 'ofed': None, 'package:rdma-core': None,
         'nic_firmware:mlx5_0': '28.42.1000', 'gpu_vbios:0': '96.00.74.00.10'}
+
+
+def test_the_loaded_module_rule(fixture_text):
+    proc = fixture_text('node_versions', 'nvidia-version-open-565.txt')
+    assert node_versions.loaded_nvidia_driver('575.57.08\n', proc) == '575.57.08'
+    assert node_versions.loaded_nvidia_driver('', proc) == '565.57.01'
+    assert node_versions.loaded_nvidia_driver('', '') is None
+    with pytest.raises(node_versions.VersionParseError, match='not a driver version'):
+        node_versions.loaded_nvidia_driver('garbage\n', proc)

@@ -28,7 +28,8 @@ def test_reads_every_source(tools_only, run_module, tmp_path, fixture_path):
     })
     args = {'packages': NAMES, 'cuda_home': cuda_home(tmp_path),
             'sysfs_root': str(fixture_path('sysfs', 'ib_mixed')),
-            'nvidia_version_path': str(fixture_path('node_versions', 'nvidia-version-open-565.txt'))}
+            'nvidia_version_path': str(fixture_path('node_versions', 'nvidia-version-open-565.txt')),
+            'nvidia_module_version_path': str(tmp_path / 'no-module')}
     result = run_module(node_versions, args)
     assert result['changed'] is False and result['warnings'] == []
     assert result['versions'] == {
@@ -43,7 +44,8 @@ def test_a_node_without_any_of_it_is_all_null(tools_only, run_module, tmp_path):
     tools_only({})
     result = run_module(node_versions, {'packages': NAMES, 'cuda_home': str(tmp_path / 'none'),
                                         'sysfs_root': str(tmp_path / 'sys'),
-                                        'nvidia_version_path': str(tmp_path / 'no-driver')})
+                                        'nvidia_version_path': str(tmp_path / 'no-driver'),
+                                        'nvidia_module_version_path': str(tmp_path / 'no-module')})
     assert result.get('failed') is not True, result
     assert result['versions'] == {'nvidia_driver': None, 'cuda': None, 'ofed': None, 'package:rdma-core': None,
                                   'package:ibverbs-providers': None, 'package:libibverbs1': None}
@@ -54,7 +56,8 @@ def test_rpm_when_there_is_no_dpkg(tools_only, run_module, tmp_path, fixture_pat
     tools_only({'rpm': "cat '%s'; exit 1" % fixture_path('node_versions', 'rpm-el7.txt')})
     result = run_module(node_versions, {'packages': ['rdma-core', 'libibverbs', 'doca-ofed'],
                                         'cuda_home': str(tmp_path), 'sysfs_root': str(tmp_path),
-                                        'nvidia_version_path': str(tmp_path / 'no-driver')})
+                                        'nvidia_version_path': str(tmp_path / 'no-driver'),
+                                        'nvidia_module_version_path': str(tmp_path / 'no-module')})
     assert result['versions']['package:rdma-core'] == '17.2-3.el7'
     assert result['versions']['package:doca-ofed'] is None
 
@@ -63,7 +66,8 @@ def test_a_failing_nvidia_smi_is_a_warning_and_no_vbios(tools_only, run_module, 
     tools_only({
         'nvidia-smi': "echo 'NVIDIA-SMI has failed because it could not communicate with the NVIDIA driver.'; exit 9"})
     result = run_module(node_versions, {'packages': [], 'cuda_home': str(tmp_path), 'sysfs_root': str(tmp_path),
-                                        'nvidia_version_path': str(tmp_path / 'no-driver')})
+                                        'nvidia_version_path': str(tmp_path / 'no-driver'),
+                                        'nvidia_module_version_path': str(tmp_path / 'no-module')})
     assert result['versions'] == {'nvidia_driver': None, 'cuda': None, 'ofed': None}
     assert len(result['warnings']) == 1 and 'exited 9' in result['warnings'][0]
     assert 'no VBIOS versions' in result['warnings'][0]
@@ -104,3 +108,13 @@ def test_a_cuda_home_without_a_version_is_a_warning(run_module, tmp_path):
     assert result['versions']['cuda'] is None
     assert result['warnings'] and result['warnings'][0].startswith('CUDA toolkit in %s' % home)
     assert os.path.isdir(str(home))
+
+
+def test_the_loaded_module_version_comes_first(tools_only, run_module, tmp_path, fixture_path):
+    tools_only({})
+    (tmp_path / 'module-version').write_text('575.57.08\n')
+    result = run_module(node_versions, {'packages': [], 'cuda_home': str(tmp_path), 'sysfs_root': str(tmp_path),
+                                        'nvidia_module_version_path': str(tmp_path / 'module-version'),
+                                        'nvidia_version_path': str(fixture_path('node_versions',
+                                                                                'nvidia-version-open-565.txt'))})
+    assert result['versions']['nvidia_driver'] == '575.57.08'
