@@ -15,7 +15,7 @@ description:
   - Mount points must be absolute, not C(/), without C(.) or C(..) components, and unique (C(/data) and C(/data/)
     are one). NFS sources are C(server:/export) (a host name, an IPv4 address or a bracketed IPv6 address), Lustre
     sources C(nid@net:/fsname) with C(:)-separated failover NIDs and C(,)-separated NIDs of one MGS node. A Lustre
-    mount needs O(lustre_packages).
+    mount needs O(lustre_packages) and an LNet network its MGS is on (O(lnet_networks)).
   - Sources, mount points and options become fields of C(/etc/fstab), so a value holding whitespace, a control
     character or C(#) is a problem, never written.
   - C(opts) of a mount is its own C(opts), else O(nfs_options) or O(lustre_options) by filesystem, then C(_netdev),
@@ -45,6 +45,18 @@ options:
     type: list
     elements: str
     required: true
+  lnet_networks:
+    description:
+      - The LNet networks (C(storage_lnet_networks)). A Lustre mount needs at least one, and one its MGS NIDs are on
+        (C(o2ib0) and C(o2ib) are one network).
+    type: list
+    elements: str
+    default: []
+  lnet_ping_nids:
+    description: NIDs the role pings over LNet (C(storage_lnet_ping_nids)); each must be a NID on one of O(lnet_networks).
+    type: list
+    elements: str
+    default: []
 '''
 
 EXAMPLES = r'''
@@ -80,14 +92,56 @@ _value:
       elements: dict
 '''
 
+import yaml
+
+from ansible_collections.hpcfabric.cluster.plugins.module_utils import lnet
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.storage_mounts import fstab_drift, mount_plan
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.storage_readback import findmnt_problems, live_problems
 from ansible_collections.hpcfabric.cluster.plugins.plugin_utils.filters import as_filter
 
 
+def _yaml(text):
+    """lnetctl's YAML answer, or None when it printed something else (``opening /dev/lnet failed``)."""
+    try:
+        return yaml.safe_load(text or '')
+    except yaml.YAMLError:
+        return None
+
+
+def readback_problems(mounts, findmnt_verify, mount_points=None):
+    """findmnt --verify's errors on the role's mounts, then (when given) the live mounts' differences."""
+    return findmnt_problems(mounts, findmnt_verify) + (
+        [] if mount_points is None else live_problems(mounts, mount_points))
+
+
+def _answer(*texts):
+    """lnetctl's YAML answer among ``texts`` (standard output, then error: it prints errors there): the first that
+    holds its ``net:`` list, ``ping:`` list or error, else an error whose reason is the text itself, since a bare
+    message such as "opening /dev/lnet failed: No such device" also parses as YAML."""
+    for text in texts:
+        tree = _yaml(text)
+        if isinstance(tree, dict) and ('net' in tree or 'ping' in tree or lnet.error_text(tree)):
+            return tree
+    return {'descr': '\n'.join(t.strip() for t in texts if t and t.strip()) or 'no output'}
+
+
+def lnet_problems(networks, net_show, pings=()):
+    """The planned networks that lnetctl net show does not show up, then each ping that failed."""
+    problems = lnet.net_problems(networks, _answer(net_show))
+    for ping in pings:
+        reason = lnet.ping_problem(ping['item'], ping.get('rc'), _answer(ping.get('stdout'), ping.get('stderr')))
+        if reason:
+            problems.append(reason)
+    return problems
+
+
 class FilterModule:
-    """The storage role's filter."""
+    """The storage role's filters."""
 
     def filters(self):
-        # storage_fstab_drift is documented in storage_fstab_drift.yml beside this file
+        # the others are documented in <name>.yml beside this file
         return {'storage_mount_plan': as_filter('storage_mount_plan', mount_plan),
-                'storage_fstab_drift': as_filter('storage_fstab_drift', fstab_drift)}
+                'storage_fstab_drift': as_filter('storage_fstab_drift', fstab_drift),
+                'storage_readback_problems': as_filter('storage_readback_problems', readback_problems),
+                'lnet_config': as_filter('lnet_config', lnet.lnet_conf),
+                'lnet_problems': as_filter('lnet_problems', lnet_problems)}

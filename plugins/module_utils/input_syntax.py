@@ -236,6 +236,15 @@ _LNET_TYPES = ('tcp', 'o2ib', 'kfi', 'gni', 'efa')
 _LNET_RE = re.compile(r'^(?P<net>[a-z][a-z0-9]{0,15})\((?P<ifaces>[^()]*)\)(?P<cpts>\[[0-9]{1,4}(?:,[0-9]{1,4})*\])?$')
 
 
+def lnet_network_parts(value):
+    """``(net, [interfaces], cpts or None)`` of one LNet network spec (``o2ib0(ib0,ib1)[0,1]``); None when
+    ``lnet_network_problem`` has one."""
+    if lnet_network_problem(value):
+        return None
+    match = _LNET_RE.fullmatch(value)
+    return match.group('net'), match.group('ifaces').split(','), match.group('cpts')
+
+
 def lnet_network_problem(value):
     """One LNet network as ``networks=`` (modprobe) and lnetctl take it: ``o2ib0(ib0)``, ``tcp1(eth0,eth1)[0,1]``."""
     if not isinstance(value, str):

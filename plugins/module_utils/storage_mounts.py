@@ -13,6 +13,9 @@ import json
 import posixpath
 import re
 
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.input_syntax import lnet_network_parts
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.lnet import canonical_net, nid_net
+
 NFS_TYPES = ('nfs', 'nfs4')
 FSTYPES = NFS_TYPES + ('lustre',)
 # every network filesystem waits for the network; `nofail` (unless a mount turns it off) keeps a dead server from
@@ -148,9 +151,45 @@ def normalize_mounts(mounts, nfs_options, lustre_options, state):
     return result
 
 
-def mount_plan(mounts, nfs_options, lustre_options, state, lustre_packages):
-    """``{problems, mounts}``: ``mount_problems`` and, when there are none, ``normalize_mounts`` (else no mount)."""
+def lnet_problems(mounts, networks, ping_nids):
+    """Why the Lustre mounts of ``mounts`` cannot reach their servers over ``networks`` (``storage_lnet_networks``):
+    no network at all, or an MGS on none of them; and each of ``ping_nids`` that is not a NID on one of them.
+    Malformed network specs are left to the ``lnet_network`` input check."""
+    configured = set()
+    for spec in networks or []:
+        parts = lnet_network_parts(spec)
+        if parts:
+            configured.add(canonical_net(parts[0]))
+    problems = []
+    for index, mount in enumerate(mounts):
+        if not isinstance(mount, dict) or mount.get('fstype') != 'lustre' or not _LUSTRE_SRC.fullmatch(
+                str(mount.get('src'))):
+            continue
+        if not networks:
+            problems.append('[%d] is a Lustre mount but storage_lnet_networks is empty (the client needs the LNet '
+                            'network its servers are on, e.g. o2ib0(ib0))' % index)
+            continue
+        nets = {nid_net(nid) for nid in re.split('[:,]', mount['src'].rpartition(':/')[0])}
+        if not nets & configured:
+            problems.append('[%d].src %s: its MGS is on %s, which storage_lnet_networks does not configure (%s)' % (
+                index, mount['src'], ', '.join(sorted(nets)), ', '.join(sorted(configured)) or 'none'))
+    for index, nid in enumerate(ping_nids or []):
+        net = nid_net(nid)
+        if net is None or _FSTAB_UNSAFE.search(str(nid)):
+            problems.append('storage_lnet_ping_nids[%d] %s is not a NID such as 10.0.0.1@o2ib0' % (
+                index, json.dumps(nid, default=repr)))
+        elif net not in configured:
+            problems.append('storage_lnet_ping_nids[%d] %s is on %s, which storage_lnet_networks does not configure'
+                            % (index, nid, net))
+    return problems
+
+
+def mount_plan(mounts, nfs_options, lustre_options, state, lustre_packages, lnet_networks=(), lnet_ping_nids=()):
+    """``{problems, mounts}``: ``mount_problems`` and ``lnet_problems`` and, when there are none,
+    ``normalize_mounts`` (else no mount)."""
     problems = mount_problems(mounts, nfs_options, lustre_options, lustre_packages)
+    if isinstance(mounts, list):
+        problems += lnet_problems(mounts, lnet_networks, lnet_ping_nids)
     return {'problems': problems,
             'mounts': [] if problems else normalize_mounts(mounts, nfs_options, lustre_options, state)}
 

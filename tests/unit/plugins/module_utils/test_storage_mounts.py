@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.storage_mounts import (
+    lnet_problems,
     mount_plan,
     mount_problems,
     normalize_mounts,
@@ -185,3 +186,29 @@ def test_input_is_not_changed():
     mount = dict(NFS)
     normalize_mounts([mount], NFS_OPTS, LUSTRE_OPTS, 'mounted')
     assert mount == NFS
+
+
+def test_lustre_needs_an_lnet_network_its_mgs_is_on():
+    assert lnet_problems([NFS, LUSTRE], ['o2ib0(ib0)'], []) == []
+    # o2ib and o2ib0 are one network
+    assert lnet_problems([LUSTRE], ['o2ib(ib0)'], ['10.10.5.1@o2ib']) == []
+    assert lnet_problems([NFS, LUSTRE], [], []) == [
+        '[1] is a Lustre mount but storage_lnet_networks is empty (the client needs the LNet network its servers are '
+        'on, e.g. o2ib0(ib0))']
+    assert lnet_problems([LUSTRE], ['tcp0(eth0)', 'o2ib1(ib1)'], []) == [
+        '[0].src 10.10.5.1@o2ib0:10.10.5.2@o2ib0:/scratch: its MGS is on o2ib, which storage_lnet_networks does not '
+        'configure (o2ib1, tcp)']
+
+
+def test_ping_nids_are_nids_on_a_configured_network():
+    assert lnet_problems([], ['o2ib0(ib0)'], ['10.10.5.1@o2ib0', '10.10.5.9', '10.0.0.1@tcp', '1@o2ib;reboot']) == [
+        'storage_lnet_ping_nids[1] "10.10.5.9" is not a NID such as 10.0.0.1@o2ib0',
+        'storage_lnet_ping_nids[2] 10.0.0.1@tcp is on tcp, which storage_lnet_networks does not configure',
+        'storage_lnet_ping_nids[3] "1@o2ib;reboot" is not a NID such as 10.0.0.1@o2ib0']
+
+
+def test_the_plan_carries_the_lnet_problems():
+    result = mount_plan([LUSTRE], NFS_OPTS, LUSTRE_OPTS, 'mounted', list(PACKAGES), [], [])
+    assert result == {'problems': [
+        '[0] is a Lustre mount but storage_lnet_networks is empty (the client needs the LNet network its servers '
+        'are on, e.g. o2ib0(ib0))'], 'mounts': []}
