@@ -91,35 +91,40 @@ def test_bad_mounts_are_refused_naming_host_and_entries(os_play):
         'LNet network its servers are on, e.g. o2ib0(ib0))']
 
 
-@pytest.mark.parametrize('variables, message', [
-    ({'storage_mounts': [dict(NFS, src='nfs01.example.com/export')]},
-     'storage_mounts on node01: [0].src nfs01.example.com/export is not server:/export'),
-    ({'storage_mounts': [dict(NFS, fstype='lustre', src='mgs@o2ib0/scratch')], 'storage_lustre_packages': ['lustre-client-utils'],
-      'storage_lnet_networks': ['o2ib0(ib0)']},
-     'storage_mounts on node01: [0].src mgs@o2ib0/scratch is not nid@net:/fsname'),
-    ({'storage_mounts': [NFS, dict(NFS, path='/data/datasets/')]},
-     'storage_mounts on node01: [0].path /data/datasets is listed more than once; '
-     '[1].path /data/datasets/ is listed more than once'),
-    ({'storage_mounts': [dict(NFS, fstype='cifs')]},
-     'storage_mounts on node01: [0].fstype "cifs" is not one of nfs, nfs4, lustre'),
-    ({'storage_mounts': [{'src': '10.0.0.1@o2ib0:/scratch', 'path': '/lustre', 'fstype': 'lustre'}],
-      'storage_lustre_packages': ['lustre-client-utils']},
-     'storage_mounts on node01: [0] is a Lustre mount but storage_lnet_networks is empty (the client needs the LNet '
-     'network its servers are on, e.g. o2ib0(ib0))'),
-    ({'storage_mounts': [{'src': '10.0.0.1@o2ib0:/scratch', 'path': '/lustre', 'fstype': 'lustre'}],
-      'storage_lustre_packages': ['lustre-client-utils'], 'storage_lnet_networks': ['tcp0(eth0)'],
-      'storage_lnet_ping_nids': ['10.0.0.1@o2ib0']},
-     'storage_mounts on node01: [0].src 10.0.0.1@o2ib0:/scratch: its MGS is on o2ib, which storage_lnet_networks does '
-     'not configure (tcp); storage_lnet_ping_nids[0] 10.0.0.1@o2ib0 is on o2ib, which storage_lnet_networks does not '
-     'configure'),
-    ({'storage_lnet_networks': ['o2ib0(ib0)"\ninstall lnet /bin/sh']},
-     "storage on node01: storage_lnet_networks[0] 'o2ib0(ib0)\"\\ninstall lnet /bin/sh' is not an LNet network"),
-])
-def test_each_input_check_names_the_variable_and_host(os_play, variables, message):
-    run = os_play(STORAGE, {'node01': ('debian12', variables)})
+# each host of one play breaks one rule; every message names the host and the variable or entry
+INPUT_CASES = {
+    'badsrc': ({'storage_mounts': [dict(NFS, src='nfs01.example.com/export')]},
+               'storage_mounts on badsrc: [0].src nfs01.example.com/export is not server:/export'),
+    'badnid': ({'storage_mounts': [dict(NFS, fstype='lustre', src='mgs@o2ib0/scratch')],
+                'storage_lustre_packages': ['lustre-client-utils'], 'storage_lnet_networks': ['o2ib0(ib0)']},
+               'storage_mounts on badnid: [0].src mgs@o2ib0/scratch is not nid@net:/fsname'),
+    'twice': ({'storage_mounts': [NFS, dict(NFS, path='/data/datasets/')]},
+              'storage_mounts on twice: [0].path /data/datasets is listed more than once; '
+              '[1].path /data/datasets/ is listed more than once'),
+    'cifs': ({'storage_mounts': [dict(NFS, fstype='cifs')]},
+             'storage_mounts on cifs: [0].fstype "cifs" is not one of nfs, nfs4, lustre'),
+    'nolnet': ({'storage_mounts': [{'src': '10.0.0.1@o2ib0:/scratch', 'path': '/lustre', 'fstype': 'lustre'}],
+                'storage_lustre_packages': ['lustre-client-utils']},
+               'storage_mounts on nolnet: [0] is a Lustre mount but storage_lnet_networks is empty (the client needs '
+               'the LNet network its servers are on, e.g. o2ib0(ib0))'),
+    'othernet': ({'storage_mounts': [{'src': '10.0.0.1@o2ib0:/scratch', 'path': '/lustre', 'fstype': 'lustre'}],
+                  'storage_lustre_packages': ['lustre-client-utils'], 'storage_lnet_networks': ['tcp0(eth0)'],
+                  'storage_lnet_ping_nids': ['10.0.0.1@o2ib0']},
+                 'storage_mounts on othernet: [0].src 10.0.0.1@o2ib0:/scratch: its MGS is on o2ib, which '
+                 'storage_lnet_networks does not configure (tcp); storage_lnet_ping_nids[0] 10.0.0.1@o2ib0 is on '
+                 'o2ib, which storage_lnet_networks does not configure'),
+    'lnetspec': ({'storage_lnet_networks': ['o2ib0(ib0)"\ninstall lnet /bin/sh']},
+                 "storage on lnetspec: storage_lnet_networks[0] 'o2ib0(ib0)\"\\ninstall lnet /bin/sh' is not an LNet "
+                 "network"),
+}
+
+
+def test_each_input_check_names_the_variable_and_host(os_play):
+    run = os_play(STORAGE, {host: ('debian12', variables) for host, (variables, _message) in INPUT_CASES.items()})
     assert run.rc != 0
-    assert len(run.failed) == 1
-    assert run.failed[0].startswith(message), run.failed[0]
+    assert len(run.failed) == len(INPUT_CASES)
+    for host, (_variables, message) in INPUT_CASES.items():
+        assert [failure for failure in run.failed if failure.startswith(message)], (host, run.failed)
 
 
 def test_fabric_interfaces_resolve_by_mac_and_take_the_default_mtu(os_play):
