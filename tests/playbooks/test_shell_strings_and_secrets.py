@@ -183,8 +183,9 @@ def test_tasks_are_found_in_blocks_and_plays():
 # still prints a task's environment at -vvv (the mpi role's argument spec says so).
 SECRET_ARGS = ('password', 'url_password')
 PROXY_ENVIRONMENT = re.compile(r'\bmpi_download_environment\b|proxy', re.IGNORECASE)
-# modules that talk to a switch: what they register is (part of) its configuration
-SWITCH_TALK = {f'ansible.builtin.{m}' for m in ('uri', 'command')}
+# modules that talk to a switch: what they register is (part of) its configuration. Not arista.eos.eos_config: it
+# answers with the lines it sends and its session's diff, which check mode and --diff are there to show
+SWITCH_TALK = {f'ansible.builtin.{m}' for m in ('uri', 'command')} | {'arista.eos.eos_command'}
 
 
 def module_of(task):
@@ -234,6 +235,8 @@ SWITCH_TASKS = Path('roles/switch_qos/tasks/apply_sonic.yml')
      'a password'),
     (SWITCH_TASKS, {'ansible.builtin.command': {'argv': ['show', 'runningconfiguration', 'all']}, 'register': 'r'},
      False, "registers the switch's answer"),
+    (Path('roles/switch_qos/tasks/apply_eos.yml'),
+     {'arista.eos.eos_command': {'commands': 'show running-config'}, 'register': 'r'}, False, "registers the switch's answer"),
 ])
 def test_the_check_finds_secrets_that_would_be_printed(rel, task, no_log, expected):
     problems = secret_problems(rel, task, no_log)
