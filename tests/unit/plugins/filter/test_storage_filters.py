@@ -14,11 +14,11 @@ NFS = {'src': 'nfs01.example.com:/export/datasets', 'path': '/data/datasets', 'f
 
 
 def test_lnet_problems_reads_lnetctl_text_and_ping_results(fixture_text):
-    pings = [{'item': '172.25.81.1@o2ib', 'rc': 0, 'stdout': fixture_text('storage', 'lnetctl_ping_ok.yaml'), 'stderr': ''},
+    pings = [{'item': '172.25.81.1@o2ib', 'rc': 0, 'stdout': fixture_text('storage', 'lnetctl_ping_ok.txt'), 'stderr': ''},
              {'item': '172.25.81.9@o2ib', 'rc': 1, 'stdout': '',
-              'stderr': fixture_text('storage', 'lnetctl_ping_failed.yaml')},
+              'stderr': fixture_text('storage', 'lnetctl_ping_failed.txt')},
              {'item': '172.25.81.8@o2ib', 'rc': 1, 'stdout': '', 'stderr': 'lnetctl: timed out: peer unreachable'}]
-    assert FILTERS['lnet_problems'](['o2ib0(ibs1f1)'], fixture_text('storage', 'lnetctl_net_show_o2ib.yaml'), pings) == [
+    assert FILTERS['lnet_problems'](['o2ib0(ibs1f1)'], fixture_text('storage', 'lnetctl_net_show_o2ib.txt'), pings) == [
         'lnetctl ping 172.25.81.9@o2ib failed (exit 1): failed to ping 172.25.81.9@o2ib: Input/output error',
         'lnetctl ping 172.25.81.8@o2ib failed (exit 1): lnetctl: timed out: peer unreachable']
 

@@ -42,16 +42,16 @@ def test_a_bad_spec_is_named():
 
 
 def test_the_recorded_o2ib_client_is_up(lnetctl):
-    tree = lnetctl('lnetctl_net_show_o2ib.yaml')
+    tree = lnetctl('lnetctl_net_show_o2ib.txt')
     assert net_show(tree) == {'o2ib': [{'nid': '172.25.81.11@o2ib', 'status': 'up', 'interfaces': ['ibs1f1']}]}
     assert net_problems(['o2ib0(ibs1f1)'], tree) == []
 
 
 def test_what_is_not_up_is_named(lnetctl):
-    assert net_problems(['o2ib0(ibs1f1,ibs2f1)', 'o2ib1(ibs3f1)'], lnetctl('lnetctl_net_show_o2ib.yaml')) == [
+    assert net_problems(['o2ib0(ibs1f1,ibs2f1)', 'o2ib1(ibs3f1)'], lnetctl('lnetctl_net_show_o2ib.txt')) == [
         'LNet network o2ib has no NI on ibs2f1',
         'LNet network o2ib1 is not configured (lnetctl net show lists o2ib)']
-    assert net_problems(['tcp(eth0)'], lnetctl('lnetctl_net_show_nid_down.yaml')) == [
+    assert net_problems(['tcp(eth0)'], lnetctl('lnetctl_net_show_nid_down.txt')) == [
         'LNet NID 192.168.122.60@tcp on eth0 is down, not up']
 
 
@@ -65,8 +65,8 @@ def test_lnetctl_errors_are_its_own_words(lnetctl, fixture_text):
 
 
 def test_pings(lnetctl):
-    assert ping_problem('172.25.81.1@o2ib0', 0, lnetctl('lnetctl_ping_ok.yaml')) is None
-    assert ping_problem('172.25.81.9@o2ib0', 1, lnetctl('lnetctl_ping_failed.yaml')) == (
+    assert ping_problem('172.25.81.1@o2ib0', 0, lnetctl('lnetctl_ping_ok.txt')) is None
+    assert ping_problem('172.25.81.9@o2ib0', 1, lnetctl('lnetctl_ping_failed.txt')) == (
         'lnetctl ping 172.25.81.9@o2ib0 failed (exit 1): failed to ping 172.25.81.9@o2ib: Input/output error')
     # a zero exit without a peer NI is no answer
     assert ping_problem('172.25.81.1@o2ib0', 0, {'ping': []}) == (
