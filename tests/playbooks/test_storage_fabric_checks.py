@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -148,3 +149,34 @@ def test_missing_fabric_interfaces_are_named_with_the_host(os_play):
     assert len(run.failed) == 1
     assert run.failed[0].startswith(
         'fabric_network_interfaces on node01: no such interface nosuch0, 0c:42:a1:00:00:01 (this host has lo, ')
+
+
+MOUNT_FACTS = """    - name: Read the recorded /proc/mounts with ansible's own module, as the role reads the live one
+      ansible.builtin.mount_facts:
+        sources: ["{{ proc_mounts }}"]
+        fstypes: [nfs, nfs4, lustre, autofs]
+        include_aggregate_mounts: false
+        timeout: 5
+
+    - name: Compare the plan with them
+      ansible.builtin.copy:
+        dest: "{{ out }}"
+        content: "{{ plan | hpcfabric.cluster.storage_readback_problems(clean, ansible_facts['mount_points']) | to_json }}"
+        mode: "0644"
+"""
+
+
+def test_the_live_mount_read_back_reads_what_mount_facts_returns(local_play, tmp_path):
+    fixtures = Path(__file__).resolve().parents[1] / 'unit' / 'fixtures' / 'storage'
+    plan = [dict(NFS, opts='nfsvers=4.2,nconnect=16,hard,noatime,_netdev,nofail', state='mounted'),
+            {'src': '10.10.5.1@o2ib0:10.10.5.2@o2ib0:/scratch', 'path': '/lustre/scratch', 'fstype': 'lustre',
+             'opts': 'flock,noatime,_netdev,nofail', 'state': 'mounted'},
+            {'src': 'nfs01.example.com:/export/ckpt', 'path': '/data/checkpoints', 'fstype': 'nfs', 'automount': True,
+             'opts': 'nfsvers=4.1,_netdev,nofail,x-systemd.automount', 'state': 'mounted'},
+            dict(NFS, path='/data/other', opts='nconnect=8', state='mounted')]
+    rc, output = local_play('node01', MOUNT_FACTS, '-e', json.dumps({
+        'proc_mounts': str(fixtures / 'proc_mounts.txt'), 'out': str(tmp_path / 'problems.json'), 'plan': plan,
+        'clean': (fixtures / 'findmnt_verify_clean.txt').read_text()}))
+    assert rc == 0, output
+    # only the mount that is not there; the others hold the plan as the kernel shows it
+    assert json.loads((tmp_path / 'problems.json').read_text()) == ['/data/other is not mounted']

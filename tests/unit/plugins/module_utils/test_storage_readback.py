@@ -1,14 +1,9 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright (c) hpcfabric maintainers
-"""The storage role's read-back of findmnt --verify and of the live mounts (fixtures: tests/unit/fixtures/storage).
-
-The live mounts reach the role through ansible.builtin.mount_facts; here its own /proc/mounts line parser turns the
-recorded lines into the same ``mount_points`` mapping, so the comparison is tested on what the module returns.
-"""
+"""The storage role's read-back of findmnt --verify and of the live mounts (fixtures: tests/unit/fixtures/storage)."""
 from __future__ import annotations
 
 import pytest
-from ansible.modules.mount_facts import gen_fstab_entries
 
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.storage_mounts import mount_plan
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.storage_readback import (
@@ -27,8 +22,13 @@ def plan(*mounts, state='mounted'):
 
 @pytest.fixture
 def mount_points(fixture_text):
-    lines = fixture_text('storage', 'proc_mounts.txt').splitlines()
-    return {info.mount_point: info.fields for info in gen_fstab_entries(lines)}
+    """The recorded /proc/mounts lines as ansible.builtin.mount_facts returns them: {mount point: {device, mount,
+    fstype, options}} (its RETURN). tests/playbooks/test_storage_fabric_checks.py runs the module itself on them."""
+    points = {}
+    for line in fixture_text('storage', 'proc_mounts.txt').splitlines():
+        device, mount, fstype, options = line.split()[:4]
+        points.setdefault(mount, {'device': device, 'mount': mount, 'fstype': fstype, 'options': options})
+    return points
 
 
 def test_a_clean_fstab(fixture_text):
