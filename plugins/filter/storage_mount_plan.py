@@ -108,9 +108,17 @@ def _yaml(text):
         return None
 
 
+def _texts(outputs, name):
+    """A command's outputs (standard output, then error) as one text: joined here, since a line break written in a
+    task's template arrives as the two characters backslash and n."""
+    if not isinstance(outputs, (list, tuple)) or not all(isinstance(text, str) for text in outputs):
+        raise TypeError('%s must be a list of texts (standard output, then error), got %r' % (name, outputs))
+    return outputs
+
+
 def readback_problems(mounts, findmnt_verify, mount_points=None):
     """findmnt --verify's errors on the role's mounts, then (when given) the live mounts' differences."""
-    return findmnt_problems(mounts, findmnt_verify) + (
+    return findmnt_problems(mounts, '\n'.join(_texts(findmnt_verify, 'findmnt_verify'))) + (
         [] if mount_points is None else live_problems(mounts, mount_points))
 
 
@@ -127,7 +135,7 @@ def _answer(*texts):
 
 def lnet_problems(networks, net_show, pings=()):
     """The planned networks that lnetctl net show does not show up, then each ping that failed."""
-    problems = lnet.net_problems(networks, _answer(net_show))
+    problems = lnet.net_problems(networks, _answer(*_texts(net_show, 'net_show')))
     for ping in pings:
         reason = lnet.ping_problem(ping['item'], ping.get('rc'), _answer(ping.get('stdout'), ping.get('stderr')))
         if reason:

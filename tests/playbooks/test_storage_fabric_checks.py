@@ -176,7 +176,7 @@ def test_the_live_mount_read_back_reads_what_mount_facts_returns(local_play, tmp
             dict(NFS, path='/data/other', opts='nconnect=8', state='mounted')]
     rc, output = local_play('node01', MOUNT_FACTS, '-e', json.dumps({
         'proc_mounts': str(fixtures / 'proc_mounts.txt'), 'out': str(tmp_path / 'problems.json'), 'plan': plan,
-        'clean': (fixtures / 'findmnt_verify_clean.txt').read_text()}))
+        'clean': [(fixtures / 'findmnt_verify_clean.txt').read_text(), '']}))
     assert rc == 0, output
     # only the mount that is not there; the others hold the plan as the kernel shows it
     assert json.loads((tmp_path / 'problems.json').read_text()) == ['/data/other is not mounted']
