@@ -107,7 +107,7 @@ from ansible_collections.hpcfabric.cluster.plugins.plugin_utils.role_specs impor
 # what the model and the RoCE check read besides the roles' own variables
 _EXTRA = ['ansible_host']
 # the facts roles set for later roles and for users: variables with a role's prefix that no spec declares
-ROLE_FACTS = ('cluster_model_plan', 'nvidia_driver_status', 'rdma_device_names')
+ROLE_FACTS = ('cluster_model_plan', 'nvidia_driver_status', 'rdma_device_names', 'roce_qos_readback', 'switch_qos_readback')
 
 
 def _names(value, what):

@@ -38,6 +38,7 @@ from ansible_collections.ansible.posix.plugins.modules.mount import _escape_fsta
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.cluster_model import build_model
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.fabric_links import resolve_interfaces
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.input_syntax import hostname_problem, tcl_quote
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.lnet import lnet_conf
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.storage_mounts import mount_plan
 
 ROOT = Path(__file__).resolve().parents[4]
@@ -127,7 +128,7 @@ def role_defaults(role):
 TEMPLATES = jinja2.Environment(loader=jinja2.FileSystemLoader(str(ROOT / 'roles')), trim_blocks=True,
                                keep_trailing_newline=True, undefined=jinja2.StrictUndefined)
 TEMPLATES.filters.update({'comment': comment, 'quote': quote, 'combine': combine, 'to_nice_yaml': to_nice_yaml,
-                          'hpcfabric.cluster.tcl_quote': tcl_quote})
+                          'hpcfabric.cluster.tcl_quote': tcl_quote, 'hpcfabric.cluster.lnet_config': lnet_conf})
 
 
 def render(template, **variables):
@@ -158,7 +159,8 @@ def check_fstab(variables, tmp):
     def setting(name):
         return variables[name] if variables.get(name) is not None else defaults[name]
     plan = mount_plan(setting('storage_mounts'), setting('storage_nfs_options'), setting('storage_lustre_options'),
-                      'mounted', setting('storage_lustre_packages'))
+                      'mounted', setting('storage_lustre_packages'), setting('storage_lnet_networks'),
+                      setting('storage_lnet_ping_nids'))
     assert plan['problems'] == []
     # ansible.posix.mount's line: its own escaping, fields separated by one space
     fstab = ''.join('%s %s %s %s 0 0\n' % tuple(_escape_fstab(m[k]) for k in ('src', 'path', 'fstype', 'opts'))
@@ -173,13 +175,18 @@ def check_fstab(variables, tmp):
 
 
 def check_lnet(variables):
-    """modprobe.d: one options line whose networks= word is the inventory's list, as modprobe splits it."""
+    """modprobe.d: one options line whose networks= word is the inventory's list, as modprobe splits it; lnet.conf:
+    YAML whose NIs are exactly the inventory's interfaces, and nothing else."""
     networks = variables.get('storage_lnet_networks', role_defaults('storage')['storage_lnet_networks'])
     if not networks:
         return
     lines = [line for line in render('storage/templates/lnet.conf.j2', storage_lnet_networks=networks).splitlines()
              if line and not line.startswith('#')]
     assert len(lines) == 1 and shlex.split(lines[0]) == ['options', 'lnet', 'networks=' + ','.join(networks)], lines
+    conf = yaml.safe_load(render('storage/templates/lnet.yaml.j2', storage_lnet_networks=networks))
+    assert list(conf) == ['net'], conf
+    interfaces = [ni['interfaces'][0] for net in conf['net'] for ni in net['local NI(s)']]
+    assert interfaces == [name for spec in networks for name in spec[spec.index('(') + 1:spec.index(')')].split(',')]
 
 
 def parse_networkd(text):

@@ -12,8 +12,8 @@ FILTERS = FilterModule().filters()
 
 
 def test_filters_are_registered():
-    assert sorted(FILTERS) == ['nvidia_driver_installed', 'nvidia_driver_module_changes', 'nvidia_driver_plan',
-                               'nvidia_driver_resolve']
+    assert sorted(FILTERS) == ['nvidia_driver_installed', 'nvidia_driver_loaded_version', 'nvidia_driver_module_changes',
+                               'nvidia_driver_plan', 'nvidia_driver_resolve']
 
 
 def test_plan_takes_the_role_variables_as_keywords():

@@ -13,7 +13,8 @@ storage_mount_plan = FilterModule().filters()['storage_mount_plan']
 
 def test_filters_are_registered_under_their_doc_names():
     filters = FilterModule().filters()
-    assert sorted(filters) == ['storage_fstab_drift', 'storage_mount_plan']
+    assert sorted(filters) == ['lnet_config', 'lnet_problems', 'storage_fstab_drift', 'storage_mount_plan',
+                               'storage_readback_problems']
     assert all(filters[name].__name__ == name for name in filters)
 
 
