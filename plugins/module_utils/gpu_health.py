@@ -258,13 +258,38 @@ def read_pcie_link(device_dir):
     return values
 
 
+# DCGM's entity group of a GPU (DCGM_FE_GPU). DCGM 4.x names each result's entity: another group (the CPU of a Grace
+# board, an NVSwitch) numbers its entities from 0 too, and such an id read as a GPU id would name the wrong GPU.
+DCGM_GPU_ENTITY_GROUP = 1
+
+
+def _dcgm_warnings(entry):
+    warnings = entry.get('warnings') or []
+    return '; '.join(w.get('warning', '') if isinstance(w, dict) else str(w) for w in warnings)
+
+
+def _dcgm_entity(result):
+    """``(gpus, other)`` of one result: the GPU ids it names, or for an entity that is no GPU its name (``CPU 0``)."""
+    ids = result.get('gpu_ids', result.get('gpu_id'))
+    if ids is None and result.get('entity_id') is not None:
+        group, name = result.get('entity_group_id'), result.get('entity_group')
+        is_gpu = group == DCGM_GPU_ENTITY_GROUP if group is not None else name in (None, 'GPU')
+        if not is_gpu:
+            return [], '%s %s' % (name or 'entity group %s' % group, result['entity_id'])
+        ids = result['entity_id']
+    return ([int(i) for i in str(ids).split(',') if i.strip().isdigit()] if ids is not None else []), None
+
+
 def parse_dcgmi_diag(text):
     """``dcgmi diag -r N -j``: ``{version, results: [{category, test, gpus: [int], status, message}]}``.
 
-    Reads DCGM 3.x (``"DCGM GPU Diagnostic"``, per-result ``gpu_ids`` or ``gpu_id``) and the 4.x key
-    (``"DCGM Diagnostic"``, ``entity_id``); text before the JSON (dcgmi prints warnings there) and null entries are
-    passed over. ``status`` is upper case (PASS, FAIL, WARN, SKIP); ``message`` joins the result's warnings. Raises
-    ValueError when there is no diagnostic JSON.
+    Reads DCGM 3.x (``"DCGM GPU Diagnostic"``, per-result ``gpu_ids`` or ``gpu_id``, ``version`` in it) and 4.x
+    (``"DCGM Diagnostic"``, per-result ``entity_group_id``/``entity_id``, ``version`` in the ``metadata`` beside it);
+    text before the JSON (dcgmi prints warnings there) and null entries are passed over. ``status`` is upper case
+    (PASS, FAIL, WARN, SKIP); ``message`` joins the result's warnings, after the entity's name where the result is of
+    no GPU (``CPU 0: ...``; ``gpus`` is then empty). A test whose ``test_summary`` fails while none of its results does
+    gives one more FAIL result with no GPU. Raises ValueError when there is no diagnostic JSON, naming dcgmi's
+    ``runtime_error`` where it gives one.
     """
     start = text.find('{')
     if start < 0:
@@ -274,6 +299,10 @@ def parse_dcgmi_diag(text):
     except ValueError as exc:
         raise ValueError('not JSON: %s' % exc)
     root = data.get('DCGM GPU Diagnostic') or data.get('DCGM Diagnostic') if isinstance(data, dict) else None
+    # a diagnostic that could not run at all is a runtime_error and no results: its reason is the message to give
+    for holder in (data, root):
+        if isinstance(holder, dict) and holder.get('runtime_error'):
+            raise ValueError('dcgmi diag did not run: %s' % holder['runtime_error'])
     if not isinstance(root, dict) or not isinstance(root.get('test_categories'), list):
         raise ValueError('no "DCGM GPU Diagnostic" or "DCGM Diagnostic" with test_categories')
     results = []
@@ -283,15 +312,24 @@ def parse_dcgmi_diag(text):
         for test in category.get('tests') or []:
             if not isinstance(test, dict):
                 continue
+            failed = False
             for result in test.get('results') or []:
                 if not isinstance(result, dict):
                     continue
-                ids = result.get('gpu_ids', result.get('gpu_id', result.get('entity_id')))
-                gpus = [int(i) for i in str(ids).split(',') if i.strip().isdigit()] if ids is not None else []
-                warnings = result.get('warnings') or []
-                message = '; '.join(w.get('warning', '') if isinstance(w, dict) else str(w) for w in warnings)
+                gpus, other = _dcgm_entity(result)
+                message = _dcgm_warnings(result)
+                if other:
+                    message = other + (': ' + message if message else '')
+                status = str(result.get('status', '')).upper()
+                failed = failed or status == 'FAIL'
                 results.append({'category': category.get('category'), 'test': test.get('name'), 'gpus': gpus,
-                                'status': str(result.get('status', '')).upper(), 'message': message})
+                                'status': status, 'message': message})
+            # DCGM 4.x gives each test a verdict of its own as well: a Fail there with no failed result (an error tied
+            # to no entity) would go unreported if only the results were read
+            summary = test.get('test_summary')
+            if isinstance(summary, dict) and str(summary.get('status', '')).upper() == 'FAIL' and not failed:
+                results.append({'category': category.get('category'), 'test': test.get('name'), 'gpus': [],
+                                'status': 'FAIL', 'message': _dcgm_warnings(summary)})
     version = root.get('version') or (data.get('metadata') or {}).get('version')
     return {'version': version, 'results': results}
 
@@ -375,6 +413,9 @@ def _pcie_findings(host, links):
     for link in links:
         kind, device = link['kind'], link['device']
         current, maximum = link_width(link.get('current_width')), link_width(link.get('max_width'))
+        # an SR-IOV virtual function reads width 0 and no speed: it has no link of its own, its physical function does
+        if current is None and link_speed_gts(link.get('current_speed')) is None:
+            continue
         if current and maximum and current < maximum:
             findings.append(_finding(host, device, 'pcie_width', 'PCIe link x%d of x%d' % (current, maximum),
                                      'reseat: a link narrower than its device trains on a bad contact, slot or riser; '
@@ -403,6 +444,9 @@ def _dcgm_findings(host, dcgm, gpus):
                 'GPU %d (DCGM id)' % gpu if gpu is not None else 'GPUs')
             findings.append(_finding(host, device, 'dcgm', 'dcgmi diag %s / %s failed%s' % (
                 result['category'], result['test'], ': ' + result['message'] if result['message'] else ''),
+                # the software test checks the node's setup (driver, persistence mode, libraries), not the GPU
+                'fix what the message names on the node (the nvidia_driver role sets persistence mode), then rerun '
+                'dcgmi diag' if result['test'] == 'software' else
                 'drain: rerun dcgmi diag -r 3 on the drained node; RMA the GPU if it fails again'))
     return findings
 

@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
 from ansible_collections.hpcfabric.cluster.plugins.module_utils import gpu_health
@@ -162,14 +164,12 @@ def test_pcie_rules():
         _link('gpu', 'GPU 0000:3b:00.0', '2.5 GT/s PCIe', '32.0 GT/s PCIe', '16', '16'),  # idle GPU: no finding
         _link('gpu', 'GPU 0000:5e:00.0', '32.0 GT/s PCIe', '32.0 GT/s PCIe', '8', '16'),
         _link('nic', 'mlx5_0 (0000:0c:00.0)', '16.0 GT/s PCIe', '32.0 GT/s PCIe', '16', '16'),
-        _link('nic', 'mlx5_1 (0000:0d:00.0)', 'Unknown', '32.0 GT/s PCIe', '0', '16'),
         _link('nic', 'mlx5_2 (0000:0e:00.0)', '32.0 GT/s PCIe', '32.0 GT/s PCIe', '16', '16'),
     ]
     findings = gpu_health.health_findings('n', {'pcie': links})
     assert [(f['device'], f['check'], f['seen']) for f in findings] == [
         ('GPU 0000:5e:00.0', 'pcie_width', 'PCIe link x8 of x16'),
-        ('mlx5_0 (0000:0c:00.0)', 'pcie_speed', 'PCIe link at 16.0 GT/s PCIe of 32.0 GT/s PCIe'),
-        ('mlx5_1 (0000:0d:00.0)', 'pcie_speed', 'PCIe link at Unknown of 32.0 GT/s PCIe')]
+        ('mlx5_0 (0000:0c:00.0)', 'pcie_speed', 'PCIe link at 16.0 GT/s PCIe of 32.0 GT/s PCIe')]
     assert all(f['action'].startswith('reseat') for f in findings)
 
 
@@ -182,6 +182,73 @@ def test_read_pcie_link(tmp_path):
     assert gpu_health.read_pcie_link(str(device)) == {
         'pci': '0000:0c:00.0', 'current_speed': '16.0 GT/s PCIe', 'max_speed': '32.0 GT/s PCIe',
         'current_width': '16', 'max_width': None}
+
+
+# tests/unit/fixtures/sysfs/SOURCES.md, "PCIe link tree": recorded link files of six PCI functions from three hosts
+PCI_READINGS = {
+    '0000:00:02.1': ('8.0 GT/s PCIe', '8.0 GT/s PCIe', '4', '8'),
+    '0000:a2:00.0': ('16.0 GT/s PCIe', '16.0 GT/s PCIe', '8', '8'),
+    '0000:01:00.0': ('16.0 GT/s PCIe', '32.0 GT/s PCIe', '8', '16'),
+    '0000:03:00.0': ('32.0 GT/s PCIe', '32.0 GT/s PCIe', '16', '16'),
+    '0000:09:00.0': ('2.5 GT/s PCIe', '2.5 GT/s PCIe', '4', '4'),
+    '0000:09:10.0': (None, '2.5 GT/s PCIe', '0', '4'),
+}
+
+
+@pytest.fixture
+def pci_devices(fixture_path, tmp_path):
+    """The recorded pci_mixed tree under its devices' real names (fixture paths may not hold ':')."""
+    devices = tmp_path / 'devices'
+    devices.mkdir()
+    for entry in sorted(fixture_path('sysfs', 'pci_mixed/bus/pci/devices').iterdir()):
+        shutil.copytree(str(entry), str(devices / entry.name.replace('_', ':')))
+    return devices
+
+
+def _recorded(devices, slot, kind):
+    link = gpu_health.read_pcie_link(str(devices / slot))
+    link.update(kind=kind, device='%s %s' % (kind, slot))
+    return link
+
+
+@pytest.mark.parametrize('slot', sorted(PCI_READINGS))
+def test_read_pcie_link_on_recorded_sysfs(pci_devices, slot):
+    speed, top, width, max_width = PCI_READINGS[slot]
+    assert gpu_health.read_pcie_link(str(pci_devices / slot)) == {
+        'pci': slot, 'current_speed': speed, 'max_speed': top, 'current_width': width, 'max_width': max_width}
+
+
+def test_the_recorded_tree_is_complete(pci_devices):
+    assert sorted(p.name for p in pci_devices.iterdir()) == sorted(PCI_READINGS)
+
+
+@pytest.mark.parametrize('slot, kind', [('0000:a2:00.0', 'nic'), ('0000:09:00.0', 'nic'), ('0000:03:00.0', 'nic'),
+                                        ('0000:03:00.0', 'gpu')])
+def test_recorded_links_at_their_maximum_give_no_finding(pci_devices, slot, kind):
+    assert gpu_health.health_findings('n', {'pcie': [_recorded(pci_devices, slot, kind)]}) == []
+
+
+@pytest.mark.parametrize('kind', ['gpu', 'nic'])
+def test_a_recorded_narrow_link_gives_pcie_width(pci_devices, kind):
+    # the root port trained x4 of x8 at its full speed: the width rule holds whatever the device
+    findings = gpu_health.health_findings('n', {'pcie': [_recorded(pci_devices, '0000:00:02.1', kind)]})
+    assert [(f['device'], f['check'], f['seen']) for f in findings] == [
+        ('%s 0000:00:02.1' % kind, 'pcie_width', 'PCIe link x4 of x8')]
+    assert findings[0]['action'].startswith('reseat')
+
+
+def test_a_recorded_slow_link_is_judged_on_a_nic_only(pci_devices):
+    # 16.0 GT/s x8 of 32.0 GT/s x16: as a GPU's link its speed is no evidence (GPUs lower it when idle), its width is
+    gpu = gpu_health.health_findings('n', {'pcie': [_recorded(pci_devices, '0000:01:00.0', 'gpu')]})
+    assert [(f['check'], f['seen']) for f in gpu] == [('pcie_width', 'PCIe link x8 of x16')]
+    nic = gpu_health.health_findings('n', {'pcie': [_recorded(pci_devices, '0000:01:00.0', 'nic')]})
+    assert [(f['check'], f['seen']) for f in nic] == [
+        ('pcie_width', 'PCIe link x8 of x16'), ('pcie_speed', 'PCIe link at 16.0 GT/s PCIe of 32.0 GT/s PCIe')]
+
+
+def test_a_recorded_virtual_function_gives_no_finding(pci_devices):
+    # an SR-IOV virtual function reads width 0 and no speed: its physical function's link is the one to judge
+    assert gpu_health.health_findings('n', {'pcie': [_recorded(pci_devices, '0000:09:10.0', 'nic')]}) == []
 
 
 def test_dcgmi_pass(fixture_text):
@@ -201,7 +268,7 @@ def test_dcgmi_fail_names_the_gpu(fixture_text):
     findings = gpu_health.health_findings('n', {'dcgm': dcgm, 'gpus': [dict(g, **quiet) for g in gpus]})
     assert [(f['device'], f['check'], f['seen']) for f in findings] == [
         ('GPU 0000:13:00.0', 'dcgm', 'dcgmi diag Custom / software failed')]
-    assert findings[0]['action'].startswith('drain')
+    assert findings[0]['action'].startswith('fix what the message names on the node')
 
 
 def test_dcgmi_4_key_and_warnings():
@@ -210,7 +277,67 @@ def test_dcgmi_4_key_and_warnings():
     dcgm = gpu_health.parse_dcgmi_diag(text)
     assert dcgm['results'] == [{'category': 'Hardware', 'test': 'memory', 'gpus': [1], 'status': 'FAIL',
                                 'message': 'DBE detected'}]
-    assert gpu_health.health_findings('n', {'dcgm': dcgm})[0]['device'] == 'GPU 1 (DCGM id)'
+    finding = gpu_health.health_findings('n', {'dcgm': dcgm})[0]
+    assert finding['device'] == 'GPU 1 (DCGM id)'
+    # a hardware test's failure drains the node; a software one (below) is the node's setup
+    assert finding['action'].startswith('drain')
+
+
+PERSISTENCE = ('Persistence Mode: Persistence mode for GPU 0 is disabled. Enable persistence mode by running '
+               '"nvidia-smi -i <gpuId> -pm 1 " as root.')
+
+
+def test_dcgmi_4_gb10_software_fail_names_the_gpu(fixture_text):
+    dcgm = gpu_health.parse_dcgmi_diag(fixture_text('dcgmi', 'diag-4.5.2-gb10-r2-software-fail.txt'))
+    assert dcgm['version'] == '4.5.2'
+    assert dcgm['results'] == [
+        {'category': 'Deployment', 'test': 'software', 'gpus': [0], 'status': 'FAIL', 'message': PERSISTENCE},
+        {'category': 'Hardware', 'test': 'memory', 'gpus': [0], 'status': 'PASS', 'message': ''},
+        {'category': 'Integration', 'test': 'pcie', 'gpus': [0], 'status': 'PASS', 'message': ''}]
+    # the passing memory and pcie tests give nothing; the failed one names the GPU, by DCGM id without nvidia-smi
+    findings = gpu_health.health_findings('spark', {'dcgm': dcgm})
+    assert [(f['device'], f['check'], f['seen']) for f in findings] == [
+        ('GPU 0 (DCGM id)', 'dcgm', 'dcgmi diag Deployment / software failed: ' + PERSISTENCE)]
+    # persistence mode off is the node's setup, not a GPU to RMA
+    assert findings[0]['action'].startswith('fix what the message names on the node')
+    quiet = {'index': 0, 'pci': '000f:01:00.0', 'ecc_uncorrectable': {'volatile': None, 'aggregate': None},
+             'remapped_rows': None, 'retired_pages': None, 'clock_reasons': {}}
+    assert [f['device'] for f in gpu_health.health_findings('spark', {'dcgm': dcgm, 'gpus': [quiet]})] == [
+        'GPU 000f:01:00.0']
+
+
+def test_dcgmi_4_gb10_skipped_tests_give_no_finding(fixture_text):
+    dcgm = gpu_health.parse_dcgmi_diag(fixture_text('dcgmi', 'diag-4.5.2-gb10-r2-memory-pcie-skip.txt'))
+    assert dcgm['version'] == '4.5.2'
+    assert [(r['test'], r['gpus'], r['status']) for r in dcgm['results']] == [
+        ('software', [0], 'FAIL'), ('memory', [0], 'SKIP'), ('pcie', [0], 'SKIP')]
+    assert [f['seen'] for f in gpu_health.health_findings('n', {'dcgm': dcgm})] == [
+        'dcgmi diag Deployment / software failed: ' + PERSISTENCE]
+
+
+def test_dcgmi_4_a_failed_test_summary_alone_is_a_failure(fixture_text):
+    # the GB10 run with its software result passed and the test's own summary still failed
+    text = fixture_text('dcgmi', 'diag-4.5.2-gb10-r2-software-fail.txt')
+    assert text.count('"status" : "Fail"') == 2
+    dcgm = gpu_health.parse_dcgmi_diag(text.replace('"status" : "Fail"', '"status" : "Pass"', 1))
+    assert dcgm['results'][:2] == [
+        {'category': 'Deployment', 'test': 'software', 'gpus': [0], 'status': 'PASS', 'message': PERSISTENCE},
+        {'category': 'Deployment', 'test': 'software', 'gpus': [], 'status': 'FAIL', 'message': PERSISTENCE}]
+    assert [f['device'] for f in gpu_health.health_findings('n', {'dcgm': dcgm})] == ['GPUs']
+
+
+def test_dcgmi_4_an_entity_of_another_group_is_no_gpu(fixture_text):
+    # the GB10 run with its software result moved to CPU 0 (entity group 7, DCGM_FE_CPU): id 0 is not GPU 0
+    text = fixture_text('dcgmi', 'diag-4.5.2-gb10-r2-software-fail.txt')
+    text = text.replace('"entity_group" : "GPU"', '"entity_group" : "CPU"', 1).replace(
+        '"entity_group_id" : 1', '"entity_group_id" : 7', 1)
+    result = gpu_health.parse_dcgmi_diag(text)['results'][0]
+    assert result['gpus'] == [] and result['message'] == 'CPU 0: ' + PERSISTENCE and result['status'] == 'FAIL'
+
+
+def test_dcgmi_runtime_error_is_named():
+    with pytest.raises(ValueError, match='dcgmi diag did not run: no GPUs to test'):
+        gpu_health.parse_dcgmi_diag('{"DCGM Diagnostic": {"runtime_error": "no GPUs to test"}}')
 
 
 def test_dcgmi_without_json_is_an_error():

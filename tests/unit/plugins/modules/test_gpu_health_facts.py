@@ -4,6 +4,9 @@
 
 from __future__ import annotations
 
+import shutil
+
+from ansible_collections.hpcfabric.cluster.plugins.module_utils import gpu_health
 from ansible_collections.hpcfabric.cluster.plugins.modules import gpu_health_facts
 
 
@@ -46,6 +49,29 @@ def test_reads_every_source(tools_only, run_module, tmp_path, fixture_path):
     assert health['dcgm']['rc'] == 226 and health['dcgm']['level'] == 1
     assert health['unread'] == []
     assert run_module(gpu_health_facts, args, check_mode=True)['health']['xids'] == health['xids']
+
+
+def test_a_recorded_pci_tree(tools_only, run_module, tmp_path, fixture_path):
+    """tests/unit/fixtures/sysfs/pci_mixed (recorded link files, no NVIDIA function) with the E810's netdev."""
+    tools_only({})
+    devices = tmp_path / 'sys' / 'bus' / 'pci' / 'devices'
+    devices.mkdir(parents=True)
+    # fixture paths may not hold ':': the devices get their real names here
+    for entry in sorted(fixture_path('sysfs', 'pci_mixed/bus/pci/devices').iterdir()):
+        shutil.copytree(str(entry), str(devices / entry.name.replace('_', ':')))
+    net = tmp_path / 'sys' / 'class' / 'net' / 'enp162s0f0np0'
+    net.mkdir(parents=True)
+    (net / 'device').symlink_to(devices / '0000:a2:00.0')
+    result = run_module(gpu_health_facts, {'kernel_log_output': '', 'sysfs_root': str(tmp_path / 'sys'),
+                                           'devices_dir': str(devices), 'interfaces': ['enp162s0f0np0']})
+    assert result.get('failed') is not True, result
+    health = result['health']
+    # no function is NVIDIA's (vendor 0x10de), so no GPU link is read and no nvidia-smi is missed
+    assert health['gpus'] == [] and health['unread'] == [] and health['no_pci_device'] == []
+    assert health['pcie'] == [{'kind': 'nic', 'device': 'enp162s0f0np0 (0000:a2:00.0)', 'pci': '0000:a2:00.0',
+                               'current_speed': '16.0 GT/s PCIe', 'max_speed': '16.0 GT/s PCIe', 'current_width': '8',
+                               'max_width': '8'}]
+    assert gpu_health.health_findings('n', health) == []
 
 
 def test_a_lab_node_has_nothing_to_check_and_an_unreadable_kernel_log(tools_only, run_module, tmp_path):
