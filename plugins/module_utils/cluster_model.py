@@ -154,6 +154,43 @@ def rank_bindings(ports, facts):
     return ranks
 
 
+def rail_bindings(interfaces, ports, facts):
+    """Per rail of the node, what a one-rank-per-node job on that rail alone uses (the isolation's per-rail runs, all
+    rails of a node at once): ``{rail, interface, net_device, local_rank, numa_node}``. ``net_device`` pins UCX to the
+    rail: the RDMA ``device:port`` behind its netdev, else the netdev (TCP). ``local_rank`` is a GPU (its index, as in
+    ``ranks``): a free one nearest the rail's device, else any free one, else (more rails than GPUs) the nearest;
+    ``None`` without GPU facts.
+    """
+    by_netdev = dict((port['netdev'], port) for port in ports)
+    gpus = [gpu for gpu in (facts.get('gpu_topology') or {}).get('gpus') or [] if isinstance(gpu.get('index'), int)]
+    rails = []
+    near = {}
+    for iface in interfaces:
+        if not iface.get('name') or any(rail['rail'] == iface['rail'] for rail in rails):
+            continue
+        port = by_netdev.get(iface['name'])
+        near[iface['rail']] = [gpu for gpu in gpus if port and port['device'] in (gpu.get('nearest_nics') or [])]
+        rails.append({'rail': iface['rail'], 'interface': iface['name'],
+                      'net_device': '%s:%d' % (port['device'], port['port']) if port else iface['name']})
+    chosen = {}
+    # rails near a GPU choose first, so that a rail near none cannot take theirs; a rail shares a GPU only when every
+    # GPU is taken
+    for stage in ('near', 'free', 'shared'):
+        for rail in [rail for rail in rails if rail['rail'] not in chosen]:
+            taken = set(gpu['index'] for gpu in chosen.values())
+            if stage == 'shared':
+                pool = near[rail['rail']] or gpus
+            else:
+                pool = [gpu for gpu in (near[rail['rail']] if stage == 'near' else gpus) if gpu['index'] not in taken]
+            if pool:
+                chosen[rail['rail']] = pool[0]
+    for rail in rails:
+        gpu = chosen.get(rail['rail']) or {}
+        numa = gpu.get('numa_nodes') or []
+        rail.update(local_rank=gpu.get('index'), numa_node=numa[0] if numa else None)
+    return rails
+
+
 def _csv(values):
     return ','.join(str(v) for v in values)
 
@@ -302,6 +339,7 @@ def build_model(hostvars, hosts, others=None):
             'roce_policy': policy,
             'job_env': job_environment(hostvars, host, interfaces, ports, policy, problems, warnings),
             'ranks': rank_bindings(ports, facts),
+            'rails': rail_bindings(interfaces, ports, facts),
         }
     if problems:
         return {'hosts': hosts, 'problems': problems, 'warnings': warnings, 'hosts_entries': [], 'nodes': {}, 'hostfile': [],

@@ -59,11 +59,9 @@ def ring_rounds(hosts):
 
 
 def isolation_rails(nodes, hosts):
-    """``{host: {rail: {interface, net_device}}}`` from the cluster model's nodes, rails as strings (JSON keys).
-
-    ``interface`` is the fabric netdev; ``net_device`` what pins a job to that rail in ``UCX_NET_DEVICES``: the RDMA
-    ``device:port`` behind the netdev where there is one, else the netdev (TCP, as in the lab). A host without fabric
-    interfaces has one rail, 0, that pins nothing.
+    """``{host: {rail: {interface, net_device}}}`` from the cluster model's nodes (their ``rails``), rails as strings
+    (JSON keys). ``interface`` is the fabric netdev; ``net_device`` what pins a job to that rail in
+    ``UCX_NET_DEVICES``. A host without fabric interfaces has one rail, 0, that pins nothing.
     """
     if not isinstance(nodes, dict):
         raise ValueError('nodes must be the cluster model\'s nodes, got %s' % type(nodes).__name__)
@@ -72,12 +70,8 @@ def isolation_rails(nodes, hosts):
         node = nodes.get(host)
         if not isinstance(node, dict):
             raise ValueError('the cluster model has no node %s' % host)
-        ports = dict((port.get('netdev'), '%s:%s' % (port['device'], port['port'])) for port in node.get('rdma_ports') or [])
-        own = {}
-        for iface in node.get('interfaces') or []:
-            if iface.get('name'):
-                own.setdefault(str(iface.get('rail', 0)), {'interface': iface['name'],
-                                                           'net_device': ports.get(iface['name'], iface['name'])})
+        own = dict((str(rail['rail']), {'interface': rail['interface'], 'net_device': rail['net_device']})
+                   for rail in node.get('rails') or [])
         rails[host] = own or {'0': {'interface': None, 'net_device': None}}
     return rails
 
@@ -87,7 +81,7 @@ def _rc_failed(rc):
 
 
 def judge_run(entry, threshold, min_size_bytes):
-    """One pair's run judged: ``{round, stage, rail, hosts, passed, busbw_gbs, mpirun_rc, reason}``.
+    """One pair's run judged: ``{round, stage, rail, hosts, tool, passed, busbw_gbs, mpirun_rc, reason}``.
 
     A run that exited non-zero fails whatever its numbers, so a node never passes through it; ``busbw_gbs`` is the
     lowest bus bandwidth at the checked sizes, None without results.
@@ -96,11 +90,15 @@ def judge_run(entry, threshold, min_size_bytes):
         raise ValueError('an isolation run must be {hosts: [a, b], rail, round, stage, bench, error}, got %r' % (entry,))
     hosts = [str(host) for host in entry['hosts']]
     judged = {'round': entry.get('round', 0), 'stage': entry.get('stage', 'ring'), 'rail': int(entry.get('rail') or 0),
-              'hosts': hosts, 'mpirun_rc': entry.get('mpirun_rc')}
+              'hosts': hosts, 'tool': entry.get('tool') or 'mpi', 'mpirun_rc': entry.get('mpirun_rc')}
     if entry.get('bench') is None:
         return dict(judged, passed=False, busbw_gbs=None, reason='run failed: %s' % (entry.get('error') or 'no results'))
+    bench = entry['bench']
+    if bench.get('tool') == 'ib_write_bw' and bench.get('results'):
+        # ib_write_bw runs one message size, judged there rather than in the allreduce sweep's window
+        min_size_bytes = max(row.get('size_bytes') or 0 for row in bench['results'])
     try:
-        verdict = allreduce_verdict(entry['bench'], threshold, min_size_bytes, run_error=entry.get('error') or None)
+        verdict = allreduce_verdict(bench, threshold, min_size_bytes, run_error=entry.get('error') or None)
     except ValueError as exc:
         raise ValueError('pair %s: %s' % (' + '.join(hosts), exc))
     return dict(judged, passed=verdict['passed'], reason=verdict['reason'],
@@ -424,9 +422,11 @@ def isolation_step(results, hosts, rails, threshold, min_size_bytes, repeats=0, 
     (:func:`isolation_rails`); ``threshold`` and ``min_size_bytes`` judge each run as the all-node run is judged;
     ``repeats`` and ``seed`` the random re-pairings.
 
-    Returns ``{done, next, max_rounds, rounds, runs, findings, bad_hosts, pass_ratios, unconfirmed, summary}``:
+    Returns ``{done, next, max_rounds, rounds, runs, findings, bad_hosts, pass_ratios, unconfirmed, summary,
+    threshold}``:
     ``next`` is ``{round, stage, runs: [{hosts, rail, net_devices}]}`` (None when done), ``max_rounds`` the most rounds
-    the isolation can take, ``runs`` every run judged, ``bad_hosts`` the hosts the findings name.
+    the isolation can take, ``runs`` every run judged, ``bad_hosts`` the hosts the findings name, ``threshold`` the one
+    the runs were judged against.
     """
     if not isinstance(hosts, (list, tuple)):
         raise ValueError('hosts must be a list of host names, got %s' % type(hosts).__name__)
@@ -447,4 +447,5 @@ def isolation_step(results, hosts, rails, threshold, min_size_bytes, repeats=0, 
         'pass_ratios': engine.pass_ratios(),
         'unconfirmed': unconfirmed,
         'summary': _summary(findings, engine.runs, unconfirmed, rounds) if planned is None else '',
+        'threshold': threshold,
     }

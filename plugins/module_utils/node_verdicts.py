@@ -290,7 +290,8 @@ def rail_matrix(report, limit=MATRIX_ROWS):
     ratios = isolation.get('pass_ratios') or {}
     cells = [[_cell(by_cell.get((host, rail)), ((ratios.get(host) or {}).get('rails') or {}).get(str(rail)))
               for rail in rails] for host in order]
-    threshold = reference_threshold(report.get('threshold'))
+    # the pair runs' own threshold (one rail each), which the isolation carries
+    threshold = reference_threshold(isolation.get('threshold') or report.get('threshold'))
     rows = list(zip(order, cells))
     if limit and len(rows) > limit:
         keep = set(host for host, row in sorted(rows, key=lambda item: _row_score(item[1], threshold))[:limit])

@@ -102,7 +102,7 @@ def _explicit_threshold(min_busbw_gbs):
     }
 
 
-def _derived_threshold(derived_fraction, node_rates_gbps):
+def _derived_threshold(derived_fraction, node_rates_gbps, what="the slowest node's Active fabric bandwidth"):
     fraction = _fraction(derived_fraction, 'derived threshold: derived_fraction (validate_derived_fraction)')
     if not isinstance(node_rates_gbps, dict) or not node_rates_gbps:
         raise ValueError('derived threshold: node_rates_gbps must map every node to its Active fabric rate in Gb/s, '
@@ -127,8 +127,8 @@ def _derived_threshold(derived_fraction, node_rates_gbps):
     value = fraction * rates[slowest] / 8
     return {
         'mode': 'derived',
-        'description': 'derived: %s × %s Gb/s of %s, the slowest node\'s Active fabric bandwidth = %s GB/s' % (
-            '%g' % fraction, '%g' % rates[slowest], slowest, format_gbs(value)),
+        'description': 'derived: %s × %s Gb/s of %s, %s = %s GB/s' % (
+            '%g' % fraction, '%g' % rates[slowest], slowest, what, format_gbs(value)),
         'min_busbw_gbs': value,
         'per_size_gbs': None,
     }
@@ -195,14 +195,15 @@ def _setting_problems(settings, mode, min_bytes, max_bytes, size_floor):
         problems.append('validate_iters=%d must be at least 1 and validate_warmup=%d at least 0' % (iters, warmup))
     if _setting_whole(settings, 'validate_isolation_repeats') < 0:
         problems.append('validate_isolation_repeats=%s must be at least 0' % settings['validate_isolation_repeats'])
+    for name in ('validate_allreduce_min_busbw_gbs', 'validate_isolation_min_busbw_gbs'):
+        value = settings.get(name)
+        if value is not None and _number(value, name) < 0:
+            problems.append('%s=%s is below zero' % (name, value))
+        elif value is not None and _number(value, name) == 0 and settings.get('validate_allow_zero_threshold') is not True:
+            # a zero threshold passes any fabric, TCP fallback included: a careless value must not look like a proof
+            problems.append('%s=0 lets any bandwidth pass; set validate_allow_zero_threshold: true to check '
+                            'correctness only' % name)
     min_busbw = settings.get('validate_allreduce_min_busbw_gbs')
-    if min_busbw is not None and _number(min_busbw, 'validate_allreduce_min_busbw_gbs') < 0:
-        problems.append('validate_allreduce_min_busbw_gbs=%s is below zero' % (min_busbw,))
-    elif min_busbw is not None and _number(min_busbw, 'validate_allreduce_min_busbw_gbs') == 0 \
-            and settings.get('validate_allow_zero_threshold') is not True:
-        # a zero threshold passes any fabric, TCP fallback included: a careless value must not look like a proof
-        problems.append('validate_allreduce_min_busbw_gbs=0 lets any bandwidth pass; set '
-                        'validate_allow_zero_threshold: true to check correctness only')
     if mode not in THRESHOLD_MODES:
         problems.append('validate_threshold_mode=%s must be one of %s'
                         % (settings.get('validate_threshold_mode'), ', '.join(THRESHOLD_SETTING_MODES)))
@@ -217,16 +218,52 @@ def _setting_problems(settings, mode, min_bytes, max_bytes, size_floor):
     return problems
 
 
-def node_fabric_rate(ib):
-    """A node's fabric bandwidth in Gb/s: the sum of its Active ports' rates (ib_facts), None without any."""
+def _active_port_rates(ib):
     if not isinstance(ib, dict):
-        return None
+        return []
     rates = [port.get('rate_gbps')
              for device in (ib.get('devices') or {}).values()
              for port in ((device or {}).get('ports') or {}).values()
              if (port or {}).get('state') == 'Active']
-    rates = [rate for rate in rates if isinstance(rate, (int, float)) and not isinstance(rate, bool)]
+    return [rate for rate in rates if isinstance(rate, (int, float)) and not isinstance(rate, bool)]
+
+
+def node_fabric_rate(ib):
+    """A node's fabric bandwidth in Gb/s: the sum of its Active ports' rates (ib_facts), None without any."""
+    rates = _active_port_rates(ib)
     return sum(rates) if rates else None
+
+
+def node_port_rate(ib):
+    """A node's slowest Active port in Gb/s (ib_facts): what one rail of it carries; None without any."""
+    rates = _active_port_rates(ib)
+    return min(rates) if rates else None
+
+
+def pair_threshold(threshold, min_busbw_gbs=None, derived_fraction=None, port_rates_gbps=None):
+    """The threshold of the isolation's pair runs, one rank per node on one rail, shaped as ``allreduce_threshold``'s.
+
+    - ``min_busbw_gbs`` (``validate_isolation_min_busbw_gbs``) when set;
+    - else, where every node has an Active fabric port (``port_rates_gbps``, each node's slowest), ``derived_fraction``
+      of the slowest port: a pair run has one rail, so the all-node threshold derived from a node's sum of rails, or
+      calibrated on all of them, would fail every pair of a multi-rail node;
+    - else the all-node ``threshold`` as it is (a fabric without RDMA ports, such as the lab's TCP).
+    """
+    _check_threshold(threshold)
+    if min_busbw_gbs is not None:
+        value = float(_number(min_busbw_gbs, 'pair threshold: min_busbw_gbs (validate_isolation_min_busbw_gbs)'))
+        if value < 0:
+            raise ValueError('pair threshold: validate_isolation_min_busbw_gbs must not be negative, got %r'
+                             % (min_busbw_gbs,))
+        return {'mode': 'explicit', 'description': 'explicit: %s GB/s bus bandwidth per rail '
+                                                   '(validate_isolation_min_busbw_gbs)' % format_gbs(value),
+                'min_busbw_gbs': value, 'per_size_gbs': None}
+    if not isinstance(port_rates_gbps, dict):
+        raise ValueError('pair threshold: port_rates_gbps must map each node to its slowest Active port rate, got %r'
+                         % (port_rates_gbps,))
+    if port_rates_gbps and all(rate for rate in port_rates_gbps.values()):
+        return _derived_threshold(derived_fraction, port_rates_gbps, 'the slowest Active fabric port (one rail)')
+    return threshold
 
 
 def threshold_inputs(settings, node_ib_facts=None, baseline=None):
@@ -237,13 +274,14 @@ def threshold_inputs(settings, node_ib_facts=None, baseline=None):
     ``ansible_facts.ib`` (None or ``{}`` where ib_facts did not run); ``baseline`` is the calibration baseline,
     None when there is none.
 
-    Returns ``{problems, mode, min_busbw_gbs, node_rates, min_size_bytes}``:
+    Returns ``{problems, mode, min_busbw_gbs, node_rates, port_rates, min_size_bytes}``:
 
     - ``problems``: what is wrong with the settings, one line each naming the variable;
     - ``mode`` and ``min_busbw_gbs``: the threshold mode, ``auto`` resolved (explicit when a threshold is set, else
       derived), and the explicit threshold; a calibrating run without a baseline yet checks correctness only, so
       it is explicit at 0 GB/s;
     - ``node_rates``: each node's Active fabric bandwidth in Gb/s (None without ib facts or Active ports);
+    - ``port_rates``: each node's slowest Active fabric port in Gb/s (None likewise), for ``pair_threshold``;
     - ``min_size_bytes``: the smallest message size judged against the threshold.
     """
     if not isinstance(settings, dict):
@@ -268,6 +306,7 @@ def threshold_inputs(settings, node_ib_facts=None, baseline=None):
         'mode': 'explicit' if first_calibration else mode,
         'min_busbw_gbs': 0 if first_calibration else min_busbw,
         'node_rates': dict((host, node_fabric_rate(ib)) for host, ib in (node_ib_facts or {}).items()),
+        'port_rates': dict((host, node_port_rate(ib)) for host, ib in (node_ib_facts or {}).items()),
         # the large sizes, where a healthy fabric is at full speed: the top quarter of the sweep unless told otherwise
         'min_size_bytes': max_bytes // 4 if size_floor is None else size_floor,
     }
@@ -356,9 +395,10 @@ def allreduce_verdict(bench, threshold, min_size_bytes, run_error=None):
         raise ValueError('none of the large sizes (%s) is in the calibration baseline: recalibrate with the same sweep'
                          % ', '.join(human_size(size) for size in not_in_baseline))
     failures = [entry for entry in checked if not entry['passed']]
-    correct = bench['correct'] is True
+    # None: the tool checks no data (ib_write_bw), so bandwidth alone decides; anything but true or None is wrong
+    correct = None if bench['correct'] is None else bench['correct'] is True
     mode = threshold['mode']
-    if not correct:
+    if correct is False:
         reason = _wrong_result_reason(bench, rows)
     elif len(failures) == 1:
         reason = '%s threshold (%s)' % (_failure_text(failures[0]), mode)
@@ -374,7 +414,7 @@ def allreduce_verdict(bench, threshold, min_size_bytes, run_error=None):
         reason += '; not in the baseline, not checked: %s' % ', '.join(human_size(size) for size in not_in_baseline)
     if run_error:
         reason = '%s; results: %s' % (run_error, reason)
-    return {'passed': correct and not failures and not run_error, 'correct': correct, 'checked': checked,
+    return {'passed': correct is not False and not failures and not run_error, 'correct': correct, 'checked': checked,
             'failures': failures, 'reason': reason, 'run_error': run_error or None}
 
 

@@ -12,6 +12,7 @@ import base64
 import json
 import signal
 
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.perftest import bench_of_report
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_checks import TRAIN_JOBS, train_verdict
 
 # what a failed job's message keeps of mpirun's stderr: the end, where the bench says what went wrong and Open MPI
@@ -122,12 +123,12 @@ def _signal_name(number):
         return ''
 
 
-def mpirun_error(run, job, launcher):
+def mpirun_error(run, job, launcher, tool='mpirun'):
     """Why a job failed, one line: the job, its exit status, the launcher and the end of stderr; None when it exited 0.
 
-    ``run`` is the job's registered ``command`` result (mpirun), ``job`` what ran (``allreduce on all nodes``,
-    ``isolation pair a + b``, ...) and ``launcher`` the host mpirun ran on. Any exit status but 0 is a failure,
-    whatever the job wrote: a job that writes its results and then dies (in MPI_Finalize, say) does not pass.
+    ``run`` is the job's registered ``command`` result (``tool``, mpirun unless said), ``job`` what ran (``allreduce on
+    all nodes``, ``isolation pair a + b``, ...) and ``launcher`` the host it ran on. Any exit status but 0 is a
+    failure, whatever the job wrote: a job that writes its results and then dies (in MPI_Finalize, say) does not pass.
     """
     for name, value in (('job', job), ('launcher', launcher)):
         if not isinstance(value, str) or not value:
@@ -138,42 +139,78 @@ def mpirun_error(run, job, launcher):
         return None
     lines = _stderr_tail(run) or ([str(run['msg'])] if run.get('msg') else [])
     status = 'gave no exit status' if rc is None else _status_text(rc)
-    text = '%s %s (mpirun on %s)' % (job, status, launcher)
+    text = '%s %s (%s on %s)' % (job, status, tool, launcher)
     return text + (': ' + ' / '.join(lines) if lines else '')
 
 
-def pair_results(pairs, runs, fetched):
-    """The planned runs of an isolation round with what they gave: ``bench``, ``error``, ``mpirun_rc`` added to each.
+def _end_of(result):
+    """``(run, end)`` of a registered result: the ``run`` and ``end`` of its loop item (round_launches), through the
+    items of an async start and its ``async_status``; None when there is none."""
+    item = result
+    while isinstance(item, dict):
+        if isinstance(item.get('run'), int) and not isinstance(item.get('run'), bool) and 'argv' in item:
+            return item['run'], item.get('end')
+        item = item.get('item')
+    return None
 
-    ``pairs`` are the round's runs as the isolation planned them (``{hosts: [leader, partner], rail, ...}``, kept as
-    they are); ``runs`` and ``fetched`` the leaders' registered results in the same order: the mpirun ``command`` and
-    the ``slurp`` of the bench JSON. ``bench`` is the JSON, kept whatever the exit status (None when there is none, or
-    it is not JSON); ``error`` says why the run failed (``mpirun_error``, or results missing or not JSON), None when it
-    exited 0 with results; ``mpirun_rc`` is the exit status (None when there is none).
+
+def _by_end(results, name):
+    if not isinstance(results, (list, tuple)):
+        raise ValueError('%s must be a list of registered results, got %s' % (name, type(results).__name__))
+    return dict((_end_of(result), result) for result in results if _end_of(result) is not None)
+
+
+def pair_results(launch, ends, fetched):
+    """The runs of an isolation round (``round_launches``) with what they gave: ``bench``, ``error`` and
+    ``mpirun_rc`` (the client's exit status, None when there is none) added to each.
+
+    ``ends`` and ``fetched`` are every node's registered results of the round, found by the ``run`` and ``end`` of
+    their loop items: each run's client (mpirun, or ib_write_bw's client) and ib_write_bw's server, and the ``slurp``
+    of each MPI run's bench JSON. An MPI run's ``bench`` is its JSON, kept whatever the exit status; an ib_write_bw
+    run's is its client's report (perftest.bench_of_report). ``error`` says why the run failed (the client's or the
+    server's exit, results missing or unreadable), None when it is left to judging.
     """
-    for name, value in (('pairs', pairs), ('runs', runs), ('fetched', fetched)):
-        if not isinstance(value, (list, tuple)):
-            raise ValueError('%s must be a list, got %s' % (name, type(value).__name__))
-    if not len(pairs) == len(runs) == len(fetched):
-        raise ValueError('one run and one fetched result per pair: %d pairs, %d runs, %d fetched'
-                         % (len(pairs), len(runs), len(fetched)))
+    if not isinstance(launch, dict) or not isinstance(launch.get('runs'), (list, tuple)):
+        raise ValueError('launch must be round_launches\' result, got %r' % (launch,))
+    ends, fetched = _by_end(ends, 'ends'), _by_end(fetched, 'fetched')
     results = []
-    for pair, run, got in zip(pairs, runs, fetched):
+    for index, pair in enumerate(launch['runs']):
         if not isinstance(pair, dict) or not isinstance(pair.get('hosts'), (list, tuple)) or len(pair['hosts']) != 2:
-            raise ValueError('each pair must be {hosts: [leader, partner], rail, ...}, got %r' % (pair,))
+            raise ValueError('each run must be {hosts: [leader, partner], rail, tool, ...}, got %r' % (pair,))
         hosts = [str(host) for host in pair['hosts']]
         job = _pair_job(hosts, pair.get('rail'))
-        error = mpirun_error(run, job, hosts[0])
-        try:
-            bench = _fetched_json(got)
-        # a truncated or garbled file (base64 or JSON) is a failed pair, not a failed validation
-        except ValueError as exc:
-            bench = None
-            error = '%s; results are not JSON (%s)' % (error, exc) if error else '%s: results are not JSON (%s)' % (job, exc)
-        if bench is None and error is None:
-            error = '%s wrote no results, though mpirun on %s exited 0' % (job, hosts[0])
-        results.append(dict(pair, hosts=hosts, bench=bench, error=error, mpirun_rc=_exit_status(run)))
+        client = ends.get((index, 'client'))
+        if pair.get('tool') == 'ib_write_bw':
+            bench, error = _perftest_result(job, hosts, client, ends.get((index, 'server')), pair.get('cuda'))
+        else:
+            bench, error = _mpi_result(job, hosts, client, fetched.get((index, 'client')))
+        results.append(dict(pair, hosts=hosts, bench=bench, error=error, mpirun_rc=_exit_status(client)))
     return results
+
+
+def _mpi_result(job, hosts, run, got):
+    error = mpirun_error(run, job, hosts[0])
+    try:
+        bench = _fetched_json(got)
+    # a truncated or garbled file (base64 or JSON) is a failed pair, not a failed validation
+    except ValueError as exc:
+        bench = None
+        error = '%s; results are not JSON (%s)' % (error, exc) if error else '%s: results are not JSON (%s)' % (job, exc)
+    if bench is None and error is None:
+        error = '%s wrote no results, though mpirun on %s exited 0' % (job, hosts[0])
+    return bench, error
+
+
+def _perftest_result(job, hosts, client, server, cuda):
+    # the server's own failure (its device, its GPU) says more than the client's "Couldn't connect"
+    errors = [error for error in (mpirun_error(client, job, hosts[0], 'ib_write_bw'),
+                                  mpirun_error(server, job + ' (server)', hosts[1], 'ib_write_bw')) if error]
+    if errors:
+        return None, '; '.join(errors)
+    try:
+        return bench_of_report(str(client.get('stdout') or ''), hosts, cuda), None
+    except ValueError as exc:
+        return None, '%s: ib_write_bw on %s exited 0, but %s' % (job, hosts[0], exc)
 
 
 def _pair_job(hosts, rail):

@@ -107,6 +107,9 @@ def _isolation_section(isolation):
              'Rounds: %s (%s); runs: %d.' % (isolation.get('rounds', '-'), ', '.join(
                  '%s %s' % (stage, stages[stage]) for stage in ('ring', 'confirm', 'repeat') if stage in stages) or '-',
                  len(isolation.get('runs') or [])), '']
+    if (isolation.get('threshold') or {}).get('description'):
+        lines += ['Each pair run (one rank per node, one rail) is judged against %s.' % isolation['threshold']['description'],
+                  '']
     findings = isolation.get('findings') or []
     if findings:
         rows = [[item.get('kind'), item.get('host'), item.get('rail'), item.get('interface'), item.get('action'),

@@ -19,21 +19,25 @@ BENCH = {'world_size': 2, 'device': 'cpu', 'hosts': ['a', 'b'], 'mpi': {'library
 def test_filters_are_registered():
     filters = FilterModule().filters()
     assert sorted(filters) == ['allreduce_threshold', 'allreduce_verdict', 'host_problems', 'hostfile_entries',
-                               'interface_states', 'isolation_rails', 'isolation_step', 'mpi_launch_tools',
-                               'mpirun_error', 'mpirun_hosts', 'pair_results', 'preflight_problems', 'report_runs',
-                               'shared_dir_problems', 'threshold_inputs', 'train_smoke_verdict']
+                               'interface_states', 'isolation_launch', 'isolation_rails', 'isolation_step',
+                               'mpi_launch_tools', 'mpirun_error', 'mpirun_hosts', 'pair_results', 'pair_threshold',
+                               'perftest_problems', 'preflight_problems', 'report_runs', 'shared_dir_problems',
+                               'threshold_inputs', 'train_smoke_verdict']
     assert all(filters[name].__name__ == name for name in filters)
 
 
 def test_filters_pass_arguments_through():
     filters = FilterModule().filters()
-    rails = filters['isolation_rails']({'a': {'interfaces': [{'name': 'fab0', 'rail': 0}]},
-                                        'b': {'interfaces': [{'name': 'fab0', 'rail': 0}]}}, ['a', 'b'])
+    own = {'rails': [{'rail': 0, 'interface': 'fab0', 'net_device': 'fab0', 'local_rank': None, 'numa_node': None}]}
+    rails = filters['isolation_rails']({'a': own, 'b': own}, ['a', 'b'])
     assert rails['b'] == {'0': {'interface': 'fab0', 'net_device': 'fab0'}}
     threshold = filters['allreduce_threshold']('derived', min_busbw_gbs=None, derived_fraction=0.5,
                                                node_rates_gbps={'a': 400, 'b': 200}, baseline=None,
                                                calibrated_fraction=0.9)
     assert threshold['min_busbw_gbs'] == 12.5
+    pair = filters['pair_threshold'](threshold, min_busbw_gbs=None, derived_fraction=0.5,
+                                     port_rates_gbps={'a': 200, 'b': 100})
+    assert pair['min_busbw_gbs'] == 6.25
     verdict = filters['allreduce_verdict'](BENCH, threshold, MIB)
     assert verdict['passed'] is False
     assert verdict['reason'] == 'busbw 2 GB/s at 1 MiB < 12.5 GB/s threshold (derived)'
@@ -57,10 +61,15 @@ def test_filters_pass_arguments_through():
         'fab-0': {'mtu': 9000, 'operstate': 'up'}}
     assert filters['host_problems']({'a': ['fab0: not present']}) == ['a: fab0: not present']
     assert filters['hostfile_entries']('a-fab slots=8\n') == [{'name': 'a-fab', 'slots': 8}]
-    assert filters['pair_results']([{'hosts': ['a', 'b'], 'rail': 1}], [{'rc': 255, 'stderr_lines': ['ssh: b: no route']}],
-                                   [{}]) == [
-        {'hosts': ['a', 'b'], 'rail': 1, 'bench': None, 'mpirun_rc': 255,
+    client = {'run': 0, 'end': 'client', 'argv': ['mpirun'], 'tcp_port': None}
+    assert filters['pair_results']({'runs': [{'hosts': ['a', 'b'], 'rail': 1, 'tool': 'mpi'}]},
+                                   [{'rc': 255, 'stderr_lines': ['ssh: b: no route'], 'item': {'item': client}}],
+                                   []) == [
+        {'hosts': ['a', 'b'], 'rail': 1, 'tool': 'mpi', 'bench': None, 'mpirun_rc': 255,
          'error': 'isolation pair a + b on rail 1 exited 255 (mpirun on a): ssh: b: no route'}]
+    assert filters['perftest_problems'](['a'], {'a': {'rails': []}}, {'a': None}) == []
+    launch = filters['isolation_launch']([], {}, {'tool': 'auto'})
+    assert launch == {'runs': [], 'servers': {}, 'clients': {}}
     assert filters['mpirun_error']({'rc': 3, 'stderr_lines': ['Exit code: 3']}, 'allreduce on all nodes', 'a') == (
         'allreduce on all nodes exited 3 (mpirun on a): Exit code: 3')
     train = filters['train_smoke_verdict']([{'rc': 0}, {'rc': 0}], [{}, {}], 'a')
@@ -88,7 +97,9 @@ def test_filters_pass_arguments_through():
     ('interface_states', ({}, 'fab0'), {}, '^interface_states: interface names must be a list'),
     ('host_problems', ({'a': None},), {}, '^host_problems: the problems of a must be a list'),
     ('hostfile_entries', ('a slots=x',), {}, '^hostfile_entries: hostfile line 1: slots=x is not a slot count'),
-    ('pair_results', ([{'hosts': ['a', 'b']}], [], []), {}, '^pair_results: one run and one fetched result per pair'),
+    ('pair_results', ([{'hosts': ['a', 'b']}], [], []), {}, "^pair_results: launch must be round_launches' result"),
+    ('isolation_launch', ([], {}, {'tool': 'iperf'}), {}, '^isolation_launch: validate_isolation_tool must be one of'),
+    ('perftest_problems', (['a'], {}, {}), {}, '^perftest_problems: the cluster model has no node a$'),
     ('mpirun_error', ({'rc': 1}, 'allreduce', ''), {}, '^mpirun_error: launcher must be a non-empty string'),
     ('train_smoke_verdict', ([], [], 'a'), {}, '^train_smoke_verdict: runs must be a list of 2 results'),
     ('report_runs', ({},), {}, '^report_runs: bench must be the JSON'),

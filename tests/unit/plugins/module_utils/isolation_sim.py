@@ -23,9 +23,8 @@ def names(count):
 
 def rails_of(hosts, count):
     """The cluster model's rail map of a RoCE cluster: rail N is eth N behind mlx5_N port 1 on every host."""
-    nodes = dict((host, {'interfaces': [{'name': 'eth%d' % rail, 'rail': rail} for rail in range(count)],
-                         'rdma_ports': [{'device': 'mlx5_%d' % rail, 'port': 1, 'netdev': 'eth%d' % rail, 'rail': rail}
-                                        for rail in range(count)]})
+    nodes = dict((host, {'rails': [{'rail': rail, 'interface': 'eth%d' % rail, 'net_device': 'mlx5_%d:1' % rail,
+                                    'local_rank': rail, 'numa_node': 0} for rail in range(count)]})
                  for host in hosts)
     return isolation_rails(nodes, hosts)
 

@@ -106,6 +106,40 @@ def test_slots_are_the_gpu_count_gathered_on_the_node(fixture_path, fixture_text
     assert model['nodes']['gpu02']['slots_from'] == 'mpi_hostfile_slots'
 
 
+def test_each_rail_runs_on_its_own_gpu_nearest_its_nic(fixture_path, fixture_text):
+    # DGX A100: GPU0 and GPU1 both sit under mlx5_0 and mlx5_1 (NUMA node 3); the pod's net1 is mlx5_0, net2 mlx5_1
+    node = pod_node(fixture_path)
+    node['ansible_facts']['gpu_topology'] = gpu_facts(fixture_text, 'dgx-a100-8gpu-nv12-nic-legend.txt')
+    model = build_model({'gpu01': node}, ['gpu01'])
+    assert model['nodes']['gpu01']['rails'] == [
+        {'rail': 0, 'interface': 'net1', 'net_device': 'mlx5_0:1', 'local_rank': 0, 'numa_node': 3},
+        {'rail': 1, 'interface': 'net2', 'net_device': 'mlx5_1:1', 'local_rank': 1, 'numa_node': 3}]
+
+
+@pytest.mark.parametrize('gpus, expected', [
+    # GPU0 next to mlx5_1 (rail 1), GPU1 next to mlx5_2 (no rail): rail 1 keeps its GPU, rail 0 (near none) takes GPU1
+    (2, [(0, 1, 0), (1, 0, 0)]),
+    # one GPU for two rails: both run on it
+    (1, [(0, 0, 0), (1, 0, 0)]),
+])
+def test_a_rail_near_no_gpu_takes_a_free_one_and_shares_only_when_none_is_free(fixture_path, fixture_text, gpus, expected):
+    # H20: one NIC per GPU, mlx5_1 next to GPU0 ... mlx5_8 next to GPU7; the pod's net1 is mlx5_0, net2 mlx5_1
+    node = pod_node(fixture_path)
+    node['ansible_facts']['gpu_topology'] = gpu_facts(fixture_text, 'h20-8gpu-nv18-nic-legend.txt')
+    node['ansible_facts']['gpu_topology']['gpus'] = node['ansible_facts']['gpu_topology']['gpus'][:gpus]
+    rails = build_model({'gpu01': node}, ['gpu01'])['nodes']['gpu01']['rails']
+    assert [(rail['rail'], rail['local_rank'], rail['numa_node']) for rail in rails] == expected
+
+
+def test_rails_without_rdma_or_gpus_pin_the_netdev_and_no_gpu():
+    hv = {'fabric_network_rails': RAILS,
+          'fabric_network_interfaces': [{'name': 'fab0', 'address': '10.152.0.1/22', 'rail': 0},
+                                        {'name': 'fab1', 'address': '10.152.4.1/22', 'rail': 1}]}
+    rails = build_model({'lab1': hv}, ['lab1'])['nodes']['lab1']['rails']
+    assert rails == [{'rail': 0, 'interface': 'fab0', 'net_device': 'fab0', 'local_rank': None, 'numa_node': None},
+                     {'rail': 1, 'interface': 'fab1', 'net_device': 'fab1', 'local_rank': None, 'numa_node': None}]
+
+
 def test_slots_unknown_without_gpu_facts_or_setting(fixture_path):
     model = build_model({'gpu01': pod_node(fixture_path)}, ['gpu01'])
     assert model['hostfile'][0]['slots'] is None and model['nodes']['gpu01']['slots_from'] is None

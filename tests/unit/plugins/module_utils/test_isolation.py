@@ -233,11 +233,14 @@ def test_fewer_than_two_nodes_run_nothing():
     assert step['summary'] == 'no pair was run (fewer than 2 nodes)'
 
 
+def rail(number, interface, net_device):
+    return {'rail': number, 'interface': interface, 'net_device': net_device, 'local_rank': None, 'numa_node': None}
+
+
 def test_host_rails_from_the_cluster_model():
-    nodes = {'a': {'interfaces': [{'name': 'fab0', 'rail': 0}, {'name': 'fab1', 'rail': 1}], 'rdma_ports': []},
-             'b': {'interfaces': [{'name': 'eth2', 'rail': 0}],
-                   'rdma_ports': [{'device': 'mlx5_2', 'port': 1, 'netdev': 'eth2', 'rail': 0}]},
-             'c': {'interfaces': [], 'rdma_ports': []}}
+    nodes = {'a': {'rails': [rail(0, 'fab0', 'fab0'), rail(1, 'fab1', 'fab1')]},
+             'b': {'rails': [rail(0, 'eth2', 'mlx5_2:1')]},
+             'c': {'rails': []}}
     assert isolation_rails(nodes, ['a', 'b', 'c']) == {
         'a': {'0': {'interface': 'fab0', 'net_device': 'fab0'}, '1': {'interface': 'fab1', 'net_device': 'fab1'}},
         'b': {'0': {'interface': 'eth2', 'net_device': 'mlx5_2:1'}},
@@ -247,10 +250,7 @@ def test_host_rails_from_the_cluster_model():
 
 
 def test_a_pair_whose_ends_name_other_devices_is_pinned_to_both():
-    nodes = {'a': {'interfaces': [{'name': 'eth0', 'rail': 0}],
-                   'rdma_ports': [{'device': 'mlx5_0', 'port': 1, 'netdev': 'eth0'}]},
-             'b': {'interfaces': [{'name': 'eth0', 'rail': 0}],
-                   'rdma_ports': [{'device': 'mlx5_4', 'port': 1, 'netdev': 'eth0'}]}}
+    nodes = {'a': {'rails': [rail(0, 'eth0', 'mlx5_0:1')]}, 'b': {'rails': [rail(0, 'eth0', 'mlx5_4:1')]}}
     step = isolation_step([], ['a', 'b'], isolation_rails(nodes, ['a', 'b']), THRESHOLD, LARGE)
     assert step['next']['runs'] == [{'hosts': ['a', 'b'], 'rail': 0, 'net_devices': 'mlx5_0:1,mlx5_4:1'}]
 

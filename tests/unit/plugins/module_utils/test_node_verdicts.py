@@ -234,6 +234,15 @@ def test_rail_matrix_is_the_best_run_of_each_node_on_each_rail():
     assert flaky['runs'] == sum(1 for run in data['isolation']['runs'] if run['rail'] == 1 and 'node0008' in run['hosts'])
 
 
+def test_rail_matrix_colours_against_the_pair_runs_threshold():
+    hosts, data = eight_nodes()
+    # the all-node run's threshold is a whole node's rails; the isolation judged its one-rail pairs against 10 GB/s
+    data['threshold'] = dict(allreduce_threshold('explicit', min_busbw_gbs=80.0), min_size_bytes=MIB)
+    assert rail_matrix(data)['threshold_gbs'] == 10.0
+    data['isolation'] = dict(data['isolation'], threshold=None)
+    assert rail_matrix(data)['threshold_gbs'] == 80.0
+
+
 def test_rail_matrix_keeps_the_lowest_rows_of_a_large_cluster_and_leaves_missing_rails_empty():
     hosts = sim.names(10)
     rails = sim.rails_of(hosts, 2)

@@ -15,6 +15,7 @@ from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_checks 
     allreduce_verdict,
     format_gbs,
     human_size,
+    pair_threshold,
     preflight_problems,
     threshold_inputs,
     train_verdict,
@@ -135,7 +136,7 @@ def settings(**changes):
 
 def test_threshold_inputs_of_the_defaults():
     assert threshold_inputs(SETTINGS) == {'problems': [], 'mode': 'derived', 'min_busbw_gbs': None, 'node_rates': {},
-                                          'min_size_bytes': 268435456}
+                                          'port_rates': {}, 'min_size_bytes': 268435456}
 
 
 def test_threshold_inputs_auto_is_explicit_with_a_threshold():
@@ -178,6 +179,9 @@ def test_threshold_inputs_calibration(baseline, calibrate, mode, min_busbw):
     (dict(validate_iters=0), 'validate_iters=0 must be at least 1 and validate_warmup=5 at least 0'),
     (dict(validate_warmup='-1'), 'validate_iters=20 must be at least 1 and validate_warmup=-1 at least 0'),
     (dict(validate_allreduce_min_busbw_gbs=-1.5), 'validate_allreduce_min_busbw_gbs=-1.5 is below zero'),
+    (dict(validate_isolation_min_busbw_gbs='-2'), 'validate_isolation_min_busbw_gbs=-2 is below zero'),
+    (dict(validate_isolation_min_busbw_gbs=0), 'validate_isolation_min_busbw_gbs=0 lets any bandwidth pass; set '
+                                               'validate_allow_zero_threshold: true to check correctness only'),
     (dict(validate_threshold_mode='explicit'), 'validate_threshold_mode=explicit needs validate_allreduce_min_busbw_gbs'),
     (dict(validate_threshold_mode='fastest'),
      'validate_threshold_mode=fastest must be one of auto, explicit, derived, calibrated'),
@@ -238,12 +242,50 @@ def test_threshold_inputs_sum_the_active_port_rates(fixture_text, fixture_path):
     inputs = threshold_inputs(SETTINGS, nodes)
     assert inputs['node_rates'] == {'h100': 3300, 'cx3': 56, 'mixed': 202.5, 'initializing': None, 'no_rate': None,
                                     'none': None, 'empty': None}
+    # one rail's worth: the slowest Active port
+    assert inputs['port_rates'] == {'h100': 100, 'cx3': 56, 'mixed': 2.5, 'initializing': None, 'no_rate': None,
+                                    'none': None, 'empty': None}
+
     # what the derived threshold then makes of them
     with pytest.raises(ValueError, match='no Active fabric port rate for empty, initializing, no_rate, none;'):
         allreduce_threshold(inputs['mode'], derived_fraction=0.4, node_rates_gbps=inputs['node_rates'])
     healthy = dict((host, rate) for host, rate in inputs['node_rates'].items() if rate)
     threshold = allreduce_threshold('derived', derived_fraction=0.4, node_rates_gbps=healthy)
     assert threshold['min_busbw_gbs'] == pytest.approx(0.4 * 56 / 8)
+
+
+# pair_threshold
+
+DERIVED_ALL_NODE = allreduce_threshold('derived', derived_fraction=0.4, node_rates_gbps={'a': 3200, 'b': 3200})
+
+
+def test_pair_threshold_of_multi_rail_nodes_is_one_ports_share():
+    # eight 400G rails: the all-node threshold is 160 GB/s, which no single rail can carry
+    pair = pair_threshold(DERIVED_ALL_NODE, derived_fraction=0.4, port_rates_gbps={'a': 400, 'b': 200})
+    assert pair == {'mode': 'derived', 'min_busbw_gbs': pytest.approx(10.0), 'per_size_gbs': None,
+                    'description': 'derived: 0.4 × 200 Gb/s of b, the slowest Active fabric port (one rail) = 10 GB/s'}
+
+
+def test_pair_threshold_set_explicitly_wins():
+    pair = pair_threshold(DERIVED_ALL_NODE, min_busbw_gbs='35', derived_fraction=0.4, port_rates_gbps={'a': 400})
+    assert (pair['mode'], pair['min_busbw_gbs']) == ('explicit', 35.0)
+    assert pair['description'] == 'explicit: 35 GB/s bus bandwidth per rail (validate_isolation_min_busbw_gbs)'
+
+
+@pytest.mark.parametrize('rates', [{'a': None, 'b': None}, {'a': 400, 'b': None}, {}])
+def test_pair_threshold_without_every_nodes_port_rate_is_the_all_node_one(rates):
+    assert pair_threshold(EXPLICIT, derived_fraction=0.4, port_rates_gbps=rates) is EXPLICIT
+
+
+@pytest.mark.parametrize('args, kwargs, message', [
+    (({'mode': 'fastest'},), {'port_rates_gbps': {}}, 'threshold'),
+    ((EXPLICIT,), {'min_busbw_gbs': -1, 'port_rates_gbps': {}}, 'must not be negative'),
+    ((EXPLICIT,), {'port_rates_gbps': None}, 'port_rates_gbps must map each node'),
+    ((EXPLICIT,), {'derived_fraction': 2, 'port_rates_gbps': {'a': 400}}, 'must be in'),
+])
+def test_pair_threshold_rejects(args, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        pair_threshold(*args, **kwargs)
 
 
 # allreduce_verdict

@@ -168,12 +168,33 @@ def test_mpirun_error_reject(job, launcher, message):
 
 # pair_results
 
-def test_pair_results_of_a_round(fixture_text):
+def entry(run, end='client'):
+    """A launch entry of isolation_launch, the loop item of a run's start."""
+    return {'run': run, 'end': end, 'argv': ['mpirun'], 'tcp_port': None}
+
+
+def ended(run, result, end='client'):
+    """What async_status registers for a run's end: the start's registration (its own item the entry) as item."""
+    return dict(result, item={'ansible_job_id': 'j%d.%s' % (run, end), 'started': True, 'item': entry(run, end)})
+
+
+def fetched(run, result):
+    return dict(result, item=entry(run))
+
+
+def launch(*runs):
+    return {'runs': [dict(run, tool=run.get('tool', 'mpi'), json='/var/tmp/pair.json') for run in runs],
+            'servers': {}, 'clients': {}}
+
+
+def test_pair_results_of_a_round_found_by_their_items(fixture_text):
     stderr = fixture_text('mpirun', 'openmpi-4.1.4-exit-3.stderr.txt')
-    pairs = [{'hosts': ['node01', 'node02'], 'rail': 0, 'round': 1, 'stage': 'ring', 'net_devices': 'mlx5_0:1'},
-             {'hosts': ['node03', 'node04'], 'rail': 1, 'round': 1, 'stage': 'ring', 'net_devices': 'mlx5_1:1'}]
-    results = pair_results(pairs, [mpirun(0), mpirun(3, stderr)], [slurped(BENCH), NOT_FETCHED])
-    assert results[0] == dict(pairs[0], bench=BENCH, error=None, mpirun_rc=0)
+    plan = launch({'hosts': ['node01', 'node02'], 'rail': 0, 'round': 1, 'stage': 'ring', 'net_devices': 'mlx5_0:1'},
+                  {'hosts': ['node03', 'node04'], 'rail': 1, 'round': 1, 'stage': 'ring', 'net_devices': 'mlx5_1:1'})
+    # every node's results at once, in any order: each is found by the run of its item
+    results = pair_results(plan, [ended(1, mpirun(3, stderr)), ended(0, mpirun(0))],
+                           [fetched(1, NOT_FETCHED), fetched(0, slurped(BENCH))])
+    assert results[0] == dict(plan['runs'][0], bench=BENCH, error=None, mpirun_rc=0)
     assert results[1]['bench'] is None
     assert (results[1]['mpirun_rc'], results[1]['rail'], results[1]['stage']) == (3, 1, 'ring')
     assert results[1]['error'].startswith('isolation pair node03 + node04 on rail 1 exited 3 (mpirun on node03): ')
@@ -183,43 +204,68 @@ def test_pair_results_of_a_round(fixture_text):
 def test_pair_results_keep_the_bench_of_a_pair_that_exited_non_zero():
     """A wrong result exits 1 and a job may die after writing its JSON: the pair fails, its numbers are kept."""
     wrong = dict(BENCH, correct=False)
-    assert pair_results([{'hosts': ('a', 'b')}], [mpirun(1, 'wrong result')], [slurped(wrong)]) == [
-        {'hosts': ['a', 'b'], 'bench': wrong, 'error': 'isolation pair a + b exited 1 (mpirun on a): wrong result',
-         'mpirun_rc': 1}]
-    assert pair_results([{'hosts': ('a', 'b')}], [mpirun(3)], [slurped(BENCH)]) == [
-        {'hosts': ['a', 'b'], 'bench': BENCH, 'error': 'isolation pair a + b exited 3 (mpirun on a)', 'mpirun_rc': 3}]
+    plan = launch({'hosts': ('a', 'b')})
+    assert pair_results(plan, [ended(0, mpirun(1, 'wrong result'))], [fetched(0, slurped(wrong))]) == [
+        dict(plan['runs'][0], hosts=['a', 'b'], bench=wrong, mpirun_rc=1,
+             error='isolation pair a + b exited 1 (mpirun on a): wrong result')]
+    assert pair_results(plan, [ended(0, mpirun(3))], [fetched(0, slurped(BENCH))])[0]['error'] == (
+        'isolation pair a + b exited 3 (mpirun on a)')
 
 
 def test_pair_results_without_an_exit_status():
-    """An unreachable leader registers no rc."""
+    """An unreachable leader registers no rc, and a run whose result is missing altogether has none either."""
     unreachable = {'unreachable': True, 'msg': 'Failed to connect to the host via ssh', 'changed': False}
-    assert pair_results([{'hosts': ['a', 'b']}], [unreachable], [unreachable]) == [
-        {'hosts': ['a', 'b'], 'bench': None, 'mpirun_rc': None,
-         'error': 'isolation pair a + b gave no exit status (mpirun on a): Failed to connect to the host via ssh'}]
+    plan = launch({'hosts': ['a', 'b']})
+    assert pair_results(plan, [ended(0, unreachable)], [fetched(0, unreachable)])[0]['error'] == (
+        'isolation pair a + b gave no exit status (mpirun on a): Failed to connect to the host via ssh')
+    missing = pair_results(plan, [], [])[0]
+    assert (missing['bench'], missing['mpirun_rc'], missing['error']) == (
+        None, None, 'isolation pair a + b gave no exit status (mpirun on a)')
 
 
 def test_pair_results_of_a_pair_that_exited_0_without_results():
-    assert pair_results([{'hosts': ['a', 'b']}], [mpirun(0)], [NOT_FETCHED]) == [
-        {'hosts': ['a', 'b'], 'bench': None, 'mpirun_rc': 0,
-         'error': 'isolation pair a + b wrote no results, though mpirun on a exited 0'}]
+    assert pair_results(launch({'hosts': ['a', 'b']}), [ended(0, mpirun(0))], [fetched(0, NOT_FETCHED)])[0]['error'] == (
+        'isolation pair a + b wrote no results, though mpirun on a exited 0')
+
+
+def test_pair_results_of_ib_write_bw_runs(fixture_text):
+    report = fixture_text('perftest', 'ib_write_bw-a40-cuda-duration.txt')
+    plan = launch({'hosts': ['a', 'b'], 'rail': 0, 'tool': 'ib_write_bw', 'cuda': True},
+                  {'hosts': ['c', 'd'], 'rail': 0, 'tool': 'ib_write_bw', 'cuda': False},
+                  {'hosts': ['e', 'f'], 'rail': 0, 'tool': 'ib_write_bw', 'cuda': False})
+    ends = [ended(0, dict(mpirun(0), stdout=report)), ended(0, mpirun(0), 'server'),
+            ended(1, mpirun(1, "Couldn't connect to 10.0.0.4:18515")),
+            ended(1, mpirun(1, 'Unable to find the Infiniband/RoCE device'), 'server'),
+            ended(2, dict(mpirun(0), stdout='done\n')), ended(2, mpirun(0), 'server')]
+    good, dead, garbled = pair_results(plan, ends, [])
+    assert (good['error'], good['mpirun_rc'], good['bench']['device']) == (None, 0, 'cuda')
+    assert good['bench']['results'][0]['busbw_gbs'] == pytest.approx(181.46 / 8)
+    # the server's own failure is named beside the client's
+    assert dead['bench'] is None and dead['error'] == (
+        "isolation pair c + d on rail 0 exited 1 (ib_write_bw on c): Couldn't connect to 10.0.0.4:18515; "
+        'isolation pair c + d on rail 0 (server) exited 1 (ib_write_bw on d): Unable to find the Infiniband/RoCE '
+        'device')
+    assert garbled['bench'] is None and garbled['error'].startswith(
+        'isolation pair e + f on rail 0: ib_write_bw on e exited 0, but no "#bytes')
 
 
 def test_pair_results_of_a_truncated_file():
     cut = dict(slurped(BENCH))
     cut['content'] = base64.b64encode(json.dumps(BENCH).encode()[:40]).decode()
-    result = pair_results([{'hosts': ['a', 'b']}], [mpirun(137, 'Killed')], [cut])[0]
+    plan = launch({'hosts': ['a', 'b']})
+    result = pair_results(plan, [ended(0, mpirun(137, 'Killed'))], [fetched(0, cut)])[0]
     assert result['bench'] is None
     assert result['error'].startswith('isolation pair a + b exited 137 (128 + signal 9, SIGKILL) (mpirun on a): Killed; '
                                       'results are not JSON (')
-    assert pair_results([{'hosts': ['a', 'b']}], [mpirun(0)], [cut])[0]['error'].startswith(
+    assert pair_results(plan, [ended(0, mpirun(0))], [fetched(0, cut)])[0]['error'].startswith(
         'isolation pair a + b: results are not JSON (')
 
 
 @pytest.mark.parametrize('args, message', [
-    (([{'hosts': ['a', 'b']}], [mpirun(0)], []), '^one run and one fetched result per pair: 1 pairs, 1 runs, 0 fetched$'),
-    ((None, [], []), '^pairs must be a list'),
-    (([['a', 'b']], [mpirun(0)], [NOT_FETCHED]), "^each pair must be {hosts: \\[leader, partner\\], rail, ...}, got \\['a', 'b'\\]$"),
-    (([], {}, []), '^runs must be a list'),
+    (([], [], []), "^launch must be round_launches' result, got \\[\\]$"),
+    ((launch({'hosts': ['a', 'b']}), {}, []), '^ends must be a list of registered results, got dict$'),
+    ((launch({'hosts': ['a', 'b']}), [], None), '^fetched must be a list of registered results, got NoneType$'),
+    (({'runs': [['a', 'b']]}, [], []), "^each run must be {hosts: \\[leader, partner\\], rail, tool, ...}, got \\['a', 'b'\\]$"),
 ])
 def test_pair_results_reject(args, message):
     with pytest.raises(ValueError, match=message):

@@ -102,6 +102,8 @@ def test_failing_report_with_isolation_and_preflight():
     assert '| 128 MiB | 1234.6 | 0.25 | 0.5 | 1.5 | **no** |' in lines
     assert '## Isolation' in lines
     assert 'Rounds: 3 (ring 3, confirm 0, repeat 0); runs: 3.' in lines
+    assert ('Each pair run (one rank per node, one rail) is judged against explicit: 1.5 GB/s bus bandwidth.'
+            in lines)
     assert '| 0 | ring | 0 | node01 + node02 | 0.01 | FAIL | 2 of 2 large sizes below threshold (explicit): busbw 0.01 ' \
            'GB/s at 64 MiB < 1.5 GB/s, busbw 0.01 GB/s at 128 MiB < 1.5 GB/s |' in lines
     assert '| 1 | ring | 0 | node02 + node03 | - | FAIL | run failed: isolation pair node02 + node03 on rail 0 exited 1 ' \
