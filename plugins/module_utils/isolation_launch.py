@@ -30,7 +30,7 @@ def _rail(nodes, host, rail):
         raise ValueError('%s has no rail %s in the cluster model' % (host, rail))
     port = next((item for item in node.get('rdma_ports') or [] if item.get('netdev') == own['interface']), None)
     iface = next((item for item in node.get('interfaces') or [] if item.get('name') == own['interface']), {})
-    address = str(iface.get('address') or '').split('/')[0] or None
+    address = str(iface.get('address') or '').split('/', 1)[0] or None
     return dict(own, address=address, port=port)
 
 

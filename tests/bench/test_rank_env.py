@@ -35,15 +35,15 @@ def rank_env(tmp_path, args, local_rank=None, map_text=MAP):
 
 @pytest.mark.parametrize('local_rank, nets', [(0, 'mlx5_0:1'), (1, 'mlx5_0:1,mlx5_1:1'), (None, 'mlx5_0:1')])
 def test_a_rank_of_an_all_node_job_gets_its_gpus_ports(tmp_path, local_rank, nets):
-    assert rank_env(tmp_path, [], local_rank) == {'UCX_NET_DEVICES': nets, 'CUDA_VISIBLE_DEVICES': None,
-                                                   'CUDA_DEVICE_ORDER': None}
+    expected = {'UCX_NET_DEVICES': nets, 'CUDA_VISIBLE_DEVICES': None, 'CUDA_DEVICE_ORDER': None}
+    assert rank_env(tmp_path, [], local_rank) == expected
 
 
 @pytest.mark.parametrize('rail, gpu', [('0', '0'), ('1', '3')])
 def test_the_rank_of_a_rail_job_sees_only_that_rails_gpu_and_keeps_the_jobs_ports(tmp_path, rail, gpu):
     # local rank 0, as the one rank per node of a rail job is: the rail's line wins over rank 0's
-    assert rank_env(tmp_path, ['--rail', rail], 0) == {'UCX_NET_DEVICES': 'mlx5_0:1,mlx5_1:1',
-                                                        'CUDA_VISIBLE_DEVICES': gpu, 'CUDA_DEVICE_ORDER': 'PCI_BUS_ID'}
+    expected = {'UCX_NET_DEVICES': 'mlx5_0:1,mlx5_1:1', 'CUDA_VISIBLE_DEVICES': gpu, 'CUDA_DEVICE_ORDER': 'PCI_BUS_ID'}
+    assert rank_env(tmp_path, ['--rail', rail], 0) == expected
 
 
 def test_without_a_map_or_a_line_nothing_is_bound(tmp_path):

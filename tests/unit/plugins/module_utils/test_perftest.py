@@ -26,8 +26,8 @@ def test_a_cuda_run_in_duration_mode_past_its_warnings_and_tabs(fixture_text):
 
 def test_the_report_judged_as_a_run_at_its_own_size(fixture_text):
     bench = bench_of_report(fixture_text('perftest', 'ib_write_bw-a40-cuda-duration.txt'), ['node02', 'node01'], True)
-    assert (bench['tool'], bench['device'], bench['hosts'], bench['correct']) == ('ib_write_bw', 'cuda',
-                                                                                   ['node01', 'node02'], None)
+    seen = (bench['tool'], bench['device'], bench['hosts'], bench['correct'])
+    assert seen == ('ib_write_bw', 'cuda', ['node01', 'node02'], None)
     row = bench['results'][0]
     assert row['busbw_gbs'] == row['algbw_gbs'] == pytest.approx(181.46 / 8)
     # one 64 KiB message at 22.68 GB/s

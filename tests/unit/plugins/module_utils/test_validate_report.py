@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.isolation import isolation_step
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.perftest import bench_of_report
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_checks import (
     allreduce_threshold,
     allreduce_verdict,
@@ -115,6 +116,21 @@ def test_failing_report_with_isolation_and_preflight():
     assert '  - fab0: MTU 1500, expected 9000' in lines
     assert 'node01**' not in text
     assert '![' not in text
+
+
+def test_an_ib_write_bw_pair_is_shown_at_its_size_against_the_pair_threshold(fixture_text):
+    # node01's rail passed at 22.7 GB/s against a 10 GB/s pair threshold, whatever the all-node run's 1.5 GB/s window
+    report_bw = bench_of_report(fixture_text('perftest', 'ib_write_bw-a40-cuda-duration.txt'), ['node01', 'node02'], True)
+    pairs = [{'hosts': ['node01', 'node02'], 'rail': 0, 'round': 0, 'stage': 'ring', 'tool': 'ib_write_bw',
+              'bench': report_bw, 'error': None, 'mpirun_rc': 0}]
+    data = report(pairs=pairs)
+    pair = dict(allreduce_threshold('explicit', min_busbw_gbs=10), description='explicit: 10 GB/s per rail')
+    data['isolation'] = isolation_step(pairs, ['node01', 'node02', 'node03'], LAB_RAILS, pair, LARGE)
+    lines = render_markdown(data).splitlines()
+    assert 'Hosts: node01, node02; ib_write_bw, buffers in GPU memory; results not checked' \
+        in lines
+    assert '| 64 KiB | 2.9 | 22.7 | 22.7 | 10 | yes |' in lines
+    assert 'Each pair run (one rank per node, one rail) is judged against explicit: 10 GB/s per rail.' in lines
 
 
 def test_findings_table_with_actions_and_pass_ratios():
