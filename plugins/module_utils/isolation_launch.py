@@ -15,8 +15,9 @@ from ansible_collections.hpcfabric.cluster.plugins.module_utils.perftest import 
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_collect import mpirun_hosts
 
 TOOLS = ('auto', 'mpi', 'perftest')
-# seconds an ib_write_bw end may take beyond its test (connecting, a GPU's buffers) before it is stopped
-PERFTEST_GRACE = 60
+# seconds an ib_write_bw end may take beyond its test before it is stopped: its client may come only after every server
+# of the round listens (a server that died at once holds the others' clients for the role's wait), then set up a GPU
+PERFTEST_GRACE = 120
 
 
 def _rail(nodes, host, rail):
@@ -67,12 +68,12 @@ def round_launches(runs, nodes, settings):
     ``runs`` are the planned runs with ``tool`` (``mpi`` or ``ib_write_bw``) and ``json`` (where an MPI run's leader
     writes its results, None for ib_write_bw) added; ``servers`` and ``clients`` map each host to what it starts,
     ``[{run, end, argv, tcp_port}]`` (``run`` the run's index, ``end`` client or server, ``tcp_port`` where an
-    ib_write_bw server listens, None for MPI). ``settings``: ``tool`` (``auto``, ``mpi``, ``perftest``),
-    ``device``, ``work_dir``, ``perftest`` (each host's ``{path, cuda}``, None without ib_write_bw), ``perftest_bytes``,
-    ``perftest_seconds``,
-    ``perftest_port`` (rail N listens on it + N, so that every rail of a pair runs at once), ``perftest_args``, and
-    for MPI runs ``mpirun`` (argv up to the hosts), ``entries`` (each host's hostfile entry, ``{name, slots}``),
-    ``rank_argv`` (the rank wrapper, its map, the interpreter) and ``bench`` (allreduce.py and its arguments).
+    ib_write_bw server listens, None for MPI; a server's ``address`` is its rail address, where its client
+    connects). ``settings``: ``tool`` (``auto``, ``mpi``, ``perftest``), ``device``, ``work_dir``, ``perftest`` (each
+    host's ``{path, cuda}``, None without ib_write_bw), ``perftest_bytes``, ``perftest_seconds``, ``perftest_port``
+    (rail N listens on it + N, so that every rail of a pair runs at once), ``perftest_args``, and for MPI runs
+    ``mpirun`` (argv up to the hosts), ``entries`` (each host's hostfile entry, ``{name, slots}``), ``rank_argv`` (the
+    rank wrapper, its map, the interpreter) and ``bench`` (allreduce.py and its arguments).
     """
     if not isinstance(runs, (list, tuple)):
         raise ValueError('runs must be the round\'s planned runs, got %s' % type(runs).__name__)
@@ -100,8 +101,10 @@ def round_launches(runs, nodes, settings):
         tcp_port = int(settings['perftest_port']) + int(run['rail'])
         ends = dict((host, _rail(nodes, host, run['rail'])) for host in run['hosts'])
         gpus = dict((host, _gpu(ends[host], perftest[host], settings)) for host in run['hosts'])
-        servers.setdefault(partner, []).append({'run': index, 'end': 'server', 'tcp_port': tcp_port, 'argv': _bw_argv(
-            ends[partner], perftest[partner], gpus[partner], settings, tcp_port)})
+        servers.setdefault(partner, []).append({'run': index, 'end': 'server', 'tcp_port': tcp_port,
+                                                'address': ends[partner]['address'], 'argv': _bw_argv(
+                                                    ends[partner], perftest[partner], gpus[partner], settings,
+                                                    tcp_port)})
         clients.setdefault(leader, []).append({'run': index, 'end': 'client', 'tcp_port': tcp_port, 'argv': _bw_argv(
             ends[leader], perftest[leader], gpus[leader], settings, tcp_port, ends[partner]['address'])})
         planned.append(dict(run, tool='ib_write_bw', json=None, cuda=gpus[leader] is not None))

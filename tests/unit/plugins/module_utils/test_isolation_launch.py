@@ -50,10 +50,10 @@ def test_rdma_rails_with_perftest_run_ib_write_bw_between_their_ports(fixture_pa
     assert [(run['tool'], run['json'], run['cuda']) for run in launch['runs']] == [('ib_write_bw', None, True)] * 2
     # the servers on the pair's second node, one port per rail so that both rails run at once
     servers = launch['servers']['gpu02']
-    assert [(server['run'], server['end'], server['tcp_port']) for server in servers] == [
-        (0, 'server', 18515), (1, 'server', 18516)]
+    assert [(server['run'], server['end'], server['tcp_port'], server['address']) for server in servers] == [
+        (0, 'server', 18515, '10.152.0.13'), (1, 'server', 18516, '10.152.4.13')]
     assert servers[1]['argv'] == [
-        'timeout', '--kill-after=10', '65', '/usr/bin/ib_write_bw', '--ib-dev=mlx5_1', '--ib-port=1', '--report_gbits',
+        'timeout', '--kill-after=10', '125', '/usr/bin/ib_write_bw', '--ib-dev=mlx5_1', '--ib-port=1', '--report_gbits',
         '--CPU-freq', '--size=8388608', '--duration=5', '--port=18516', '--gid-index=7', '--use_cuda=1']
     # each client connects to its server's address on the rail, its buffers in the rail's GPU
     clients = launch['clients']['gpu01']
