@@ -51,7 +51,7 @@ def serve(args):
         listener.listen(1)
         print('\n************************************\n* Waiting for client to connect... *\n'
               '************************************', flush=True)
-        conn, _ = listener.accept()
+        conn = listener.accept()[0]
         with conn:
             header(args)
             while conn.recv(1 << 20):
