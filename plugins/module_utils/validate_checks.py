@@ -251,13 +251,10 @@ def pair_threshold(threshold, min_busbw_gbs=None, derived_fraction=None, port_ra
     """
     _check_threshold(threshold)
     if min_busbw_gbs is not None:
-        value = float(_number(min_busbw_gbs, 'pair threshold: min_busbw_gbs (validate_isolation_min_busbw_gbs)'))
-        if value < 0:
-            raise ValueError('pair threshold: validate_isolation_min_busbw_gbs must not be negative, got %r'
-                             % (min_busbw_gbs,))
-        return {'mode': 'explicit', 'description': 'explicit: %s GB/s bus bandwidth per rail '
-                                                   '(validate_isolation_min_busbw_gbs)' % format_gbs(value),
-                'min_busbw_gbs': value, 'per_size_gbs': None}
+        # a negative one is refused before, by threshold_inputs, naming validate_isolation_min_busbw_gbs
+        explicit = _explicit_threshold(min_busbw_gbs)
+        return dict(explicit, description='explicit: %s GB/s bus bandwidth per rail (validate_isolation_min_busbw_gbs)'
+                    % format_gbs(explicit['min_busbw_gbs']))
     if not isinstance(port_rates_gbps, dict):
         raise ValueError('pair threshold: port_rates_gbps must map each node to its slowest Active port rate, got %r'
                          % (port_rates_gbps,))
