@@ -140,7 +140,7 @@ record_stage() {  # NAME SECONDS RC: one line of the summary
   summary+="$(printf '  %-16s %s  %5ss' "$1" "$verdict" "$2")"$'\n'
 }
 
-# the lab-free stages "$@" one after another; one line "NAME SECONDS RC" per stage on fd 3
+# the stages "$@" one after another; one line "NAME SECONDS RC" per stage on fd 3
 run_stages() {
   local s start rc
   for s in "$@"; do
@@ -151,17 +151,16 @@ run_stages() {
   done
 }
 
-# The labs wait on apt, SSH and systemd far more than they compute, so the shared scenarios run in the background,
-# in SHARED_LANES lanes side by side, while the lab-free stages use the cores; their output is shown when they end.
-# The scenarios with .alone run last: their verify measures the lab's bandwidth. The shared lanes' last minutes and
-# the .alone scenarios leave some of the two cores idle: LATE_STAGES take that, at nice 19, from the moment the
-# EARLY_STAGES end, so the kernel gives them only what the scenarios do not use.
+# The labs wait on apt, SSH and systemd far more than they compute, so the shared scenarios run in the background, in
+# SHARED_LANES lanes side by side, and the scenarios with .alone (their verify measures the lab's bandwidth) after
+# them, without other labs. The lab-free stages take the cores the labs leave: NICE_STAGES one after another from the
+# start at nice 19, so the kernel runs them only where no scenario wants the core; pytest at the usual priority beside
+# the lanes, as its tests time stand-in servers, and before the .alone scenarios start.
 SHARED_LANES=2
-EARLY_STAGES=(sanity units pytest)
-LATE_STAGES=(ansible_lint build)
+NICE_STAGES=(sanity units ansible_lint build)
 run_all() {
   local start rc lane lane_start lane_pids=() lane_rc=0 lane_logs=() passed=0 failed=0 summary="" name secs
-  local results="$CACHE/test-logs/stages" late_log="$CACHE/test-logs/late-stages.log" late_pid
+  local results="$CACHE/test-logs/stages" nice_log="$CACHE/test-logs/nice-stages.log" nice_pid
   mkdir -p "$CACHE/test-logs"
   : > "$results"
   lane_start=$SECONDS
@@ -171,10 +170,10 @@ run_all() {
     (set -e; stage_molecule shared "$lane" "$SHARED_LANES") > "${lane_logs[lane]}" 2>&1 &
     lane_pids+=($!)
   done
-  run_stages "${EARLY_STAGES[@]}" 3>> "$results"
-  step "stages ${LATE_STAGES[*]//_/-}: in the background at nice 19 (output: $late_log, shown when they end)"
-  (renice -n 19 -p "$BASHPID" > /dev/null; run_stages "${LATE_STAGES[@]}" 3>> "$results") > "$late_log" 2>&1 &
-  late_pid=$!
+  step "stages ${NICE_STAGES[*]//_/-}: in the background at nice 19 (output: $nice_log, shown when they end)"
+  (renice -n 19 -p "$BASHPID" > /dev/null; run_stages "${NICE_STAGES[@]}" 3>> "$results") > "$nice_log" 2>&1 &
+  nice_pid=$!
+  run_stages pytest 3>> "$results"
   for lane in "${!lane_pids[@]}"; do
     wait "${lane_pids[lane]}" || lane_rc=1
     step "stage molecule-shared, lane $((lane + 1)) of $SHARED_LANES: ended; its output"
@@ -185,12 +184,12 @@ run_all() {
   step "stage molecule-alone"
   rc=0; (set -e; stage_molecule alone) || rc=$?
   echo "molecule-alone $((SECONDS - start)) $rc" >> "$results"
-  wait "$late_pid" || true
-  step "stages ${LATE_STAGES[*]//_/-}: ended; their output"
-  cat "$late_log"
+  wait "$nice_pid" || true
+  step "stages ${NICE_STAGES[*]//_/-}: ended; their output"
+  cat "$nice_log"
   while read -r name secs rc; do record_stage "$name" "$secs" "$rc"; done < "$results"
   echo
-  echo "make test stages (molecule-shared ran beside the others, ${LATE_STAGES[*]//_/-} at nice 19), $((SECONDS - lane_start))s in all:"
+  echo "make test stages (each from its own start; ${NICE_STAGES[*]//_/-} at nice 19 beside the others), $((SECONDS - lane_start))s in all:"
   printf '%s' "$summary"
   echo "stages: $passed passed, $failed failed"
   [ "$failed" -eq 0 ]
