@@ -11,6 +11,12 @@ and stops when that one is too old for PRRTE (Debian 12's libpmix-dev 4.2.2: "PR
 above"). The role therefore builds Open MPI 5 with its bundled copies, which its own release was tested with,
 unless the site names its own with ``--with-pmix=...`` and the like in ``mpi_source_ompi_configure_extra`` (a
 Slurm site that launches with ``srun --mpi=pmix`` against the PMIx its Slurm was built with).
+
+UCX hard-codes ``-Werror`` in its build (``BASE_CFLAGS`` in ``config/m4/compiler.m4``), so a release builds only with
+the compilers its authors had: UCX 1.13 and 1.14 stop on gcc 13's ``enum-int-mismatch`` (openucx/ucx#9058, fixed in
+1.15; met by ``make gpu-proof`` on Ubuntu 24.04). Warnings of a release build are the authors' to fix, not a reason
+for a node to have no MPI, so the role builds UCX with ``-Wno-error`` (it comes after ``-Werror`` on every compile
+line), unless the site gives its own ``CFLAGS=`` or ``CXXFLAGS=``.
 """
 from __future__ import annotations
 
@@ -18,6 +24,8 @@ import re
 
 # the packages Open MPI 5 bundles and PRRTE depends on, in configure's option names
 OMPI5_BUNDLED = ('pmix', 'prrte', 'hwloc', 'libevent')
+# UCX's C++ parts (ucx_perftest) take BASE_CFLAGS too
+UCX_NO_WERROR = ('CFLAGS=-Wno-error', 'CXXFLAGS=-Wno-error')
 _MAJOR_RE = re.compile(r'^([0-9]+)[.]')
 
 
@@ -46,5 +54,7 @@ def configure_flags(prefix, ompi_version, cuda=False, cuda_home='/usr/local/cuda
         named = _flag_names(ompi_extra)
         bundled = ['--with-%s=internal' % name for name in OMPI5_BUNDLED
                    if not {'--with-' + name, '--without-' + name} & named]
-    return {'ucx': ['--prefix=%s' % prefix] + ucx_cuda + ucx_extra,
+    named = _flag_names(ucx_extra)
+    ucx_no_werror = [flag for flag in UCX_NO_WERROR if flag.split('=', 1)[0] not in named]
+    return {'ucx': ['--prefix=%s' % prefix] + ucx_cuda + ucx_no_werror + ucx_extra,
             'ompi': ['--prefix=%s' % prefix, '--with-ucx=%s' % prefix] + ompi_cuda + bundled + ompi_extra}

@@ -57,6 +57,11 @@ MPI4PY_BUILD = ['setuptools>=42', 'build', 'cython>=3.0.1']
 # pip itself (run from its wheel, so the node needs no ensurepip for the Ansible venv) and NVML's Python binding
 VENV_EXTRA = ['pip', 'nvidia-ml-py']
 PLATFORMS = ['manylinux2014_x86_64', 'manylinux_2_17_x86_64', 'manylinux_2_28_x86_64']
+# `make` in UCX builds its test programs (test/apps, never installed) beside the library. UCX 1.13's predate gcc 13
+# and CUDA 13: the sockaddr app lacks <cstdint> and test_cuda_hook.c calls the CUDA 12 cuCtxCreate, both hard errors
+# on Ubuntu 24.04 with CUDA 13.0 (met by the first `make gpu-proof` runs). The snapshot is repacked without them; the
+# library, the tools (ucx_info, ucx_perftest) and the CUDA transports are built as released.
+UCX_TEST_APPS_SUBDIR = '\ttest/apps \\\n'
 # configure.ac of UCX lists these packaging templates among its outputs; Debian's orig tarball drops debian/
 UCX_DEBIAN_PLACEHOLDERS = ['rules.in', 'control.in', 'changelog.in', 'compat', 'copyright', 'ucx.prerm']
 VERSION_RE = re.compile(r'[0-9]+[.][0-9]+(?:[.][0-9]+)?(?:(?:a|b|rc)[0-9]+)?')
@@ -121,6 +126,7 @@ def configure_ready_ucx(tarball, version, work, dest):
     for name in UCX_DEBIAN_PLACEHOLDERS:
         if not os.path.exists(os.path.join(debian, name)):
             open(os.path.join(debian, name), 'w').close()
+    drop_test_apps(os.path.join(tree, 'Makefile.am'))
     for tool in ('autoreconf', 'libtoolize'):
         if shutil.which(tool) is None:
             raise SystemExit('gpu-proof-bundle: %s is missing: the UCX snapshot needs the autotools here '
@@ -133,7 +139,18 @@ def configure_ready_ucx(tarball, version, work, dest):
     name = 'ucx-%s.tar.gz' % version
     with tarfile.open(os.path.join(dest, name), 'w:gz') as archive:
         archive.add(tree, arcname='ucx-%s' % version, filter=_reset_owner)
-    return name, 'Debian orig (git snapshot) + debian/ placeholders + autogen.sh, repacked'
+    return name, 'Debian orig (git snapshot) + debian/ placeholders without test/apps + autogen.sh, repacked'
+
+
+def drop_test_apps(makefile_am):
+    """Take test/apps out of UCX's top-level SUBDIRS; a Makefile.am without that line is refused, not ignored."""
+    with open(makefile_am) as handle:
+        text = handle.read()
+    if UCX_TEST_APPS_SUBDIR not in text:
+        raise SystemExit('gpu-proof-bundle: %s does not list test/apps in SUBDIRS as UCX 1.13 does: '
+                         'check what this UCX builds by hand' % makefile_am)
+    with open(makefile_am, 'w') as handle:
+        handle.write(text.replace(UCX_TEST_APPS_SUBDIR, '', 1))
 
 
 def _reset_owner(info):

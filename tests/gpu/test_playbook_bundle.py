@@ -63,3 +63,18 @@ def test_bad_bundle_arguments_are_refused(argv, says, capsys):
         bundle.main(argv)
     assert stop.value.code == 2
     assert says in capsys.readouterr().err
+
+
+def test_the_ucx_snapshot_loses_its_test_apps_and_nothing_else(tmp_path):
+    # the SUBDIRS block as UCX 1.13.1's Makefile.am writes it (tabs, continuation backslashes)
+    makefile_am = tmp_path / 'Makefile.am'
+    makefile_am.write_text('SUBDIRS += \\\n\tsrc/tools/perf \\\n\tbindings/java \\\n\ttest/apps \\\n\texamples \\\n\tcmake\n')
+    bundle.drop_test_apps(str(makefile_am))
+    assert makefile_am.read_text() == 'SUBDIRS += \\\n\tsrc/tools/perf \\\n\tbindings/java \\\n\texamples \\\n\tcmake\n'
+
+
+def test_a_ucx_that_lists_its_test_apps_otherwise_is_refused(tmp_path):
+    makefile_am = tmp_path / 'Makefile.am'
+    makefile_am.write_text('SUBDIRS = src/ucs src/uct test/apps\n')
+    with pytest.raises(SystemExit, match='does not list test/apps in SUBDIRS'):
+        bundle.drop_test_apps(str(makefile_am))

@@ -12,14 +12,15 @@ PREFIX = '/opt/hpcfabric/openmpi-x'
 
 def test_without_cuda_both_builds_say_so():
     flags = configure_flags(PREFIX, '4.1.4', ucx_extra=['--enable-mt'], ompi_extra=['--enable-mpirun-prefix-by-default'])
-    assert flags == {'ucx': ['--prefix=' + PREFIX, '--without-cuda', '--enable-mt'],
+    assert flags == {'ucx': ['--prefix=' + PREFIX, '--without-cuda', 'CFLAGS=-Wno-error', 'CXXFLAGS=-Wno-error',
+                             '--enable-mt'],
                      'ompi': ['--prefix=' + PREFIX, '--with-ucx=' + PREFIX, '--without-cuda',
                               '--enable-mpirun-prefix-by-default']}
 
 
 def test_cuda_with_nvidia_layout_links_the_stub():
     flags = configure_flags(PREFIX, '4.1.4', cuda=True, cuda_home='/usr/local/cuda-12.4/')
-    assert flags['ucx'][1:] == ['--with-cuda=/usr/local/cuda-12.4/']
+    assert flags['ucx'][1:2] == ['--with-cuda=/usr/local/cuda-12.4/']
     assert flags['ompi'][2:] == ['--with-cuda=/usr/local/cuda-12.4/', '--with-cuda-libdir=/usr/local/cuda-12.4/lib64/stubs']
 
 
@@ -33,13 +34,18 @@ def test_open_mpi_5_builds_its_bundled_pmix_prrte_hwloc_libevent():
     assert flags['ompi'] == ['--prefix=' + PREFIX, '--with-ucx=' + PREFIX, '--without-cuda', '--with-pmix=internal',
                              '--with-prrte=internal', '--with-hwloc=internal', '--with-libevent=internal',
                              '--enable-mpirun-prefix-by-default']
-    assert flags['ucx'] == ['--prefix=' + PREFIX, '--without-cuda']
+    assert flags['ucx'] == ['--prefix=' + PREFIX, '--without-cuda', 'CFLAGS=-Wno-error', 'CXXFLAGS=-Wno-error']
 
 
 def test_a_site_that_names_its_own_pmix_keeps_it_and_the_rest_stays_bundled():
     flags = configure_flags(PREFIX, '5.0.7', ompi_extra=['--with-pmix=/opt/pmix-5.0.3', '--without-hwloc'])
     assert flags['ompi'][3:] == ['--with-prrte=internal', '--with-libevent=internal',
                                  '--with-pmix=/opt/pmix-5.0.3', '--without-hwloc']
+
+
+def test_a_site_that_sets_its_own_cflags_keeps_them_and_loses_only_that_no_werror():
+    flags = configure_flags(PREFIX, '5.0.7', ucx_extra=['CFLAGS=-O2 -march=native'])
+    assert flags['ucx'] == ['--prefix=' + PREFIX, '--without-cuda', 'CXXFLAGS=-Wno-error', 'CFLAGS=-O2 -march=native']
 
 
 def test_open_mpi_4_gets_no_bundled_flags():
