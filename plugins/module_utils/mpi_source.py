@@ -54,7 +54,7 @@ def configure_flags(prefix, ompi_version, cuda=False, cuda_home='/usr/local/cuda
         named = _flag_names(ompi_extra)
         bundled = ['--with-%s=internal' % name for name in OMPI5_BUNDLED
                    if not {'--with-' + name, '--without-' + name} & named]
-    named = _flag_names(ucx_extra)
-    ucx_no_werror = [flag for flag in UCX_NO_WERROR if flag.split('=', 1)[0] not in named]
+    ucx_named = _flag_names(ucx_extra)
+    ucx_no_werror = [flag for flag in UCX_NO_WERROR if flag.split('=', 1)[0] not in ucx_named]
     return {'ucx': ['--prefix=%s' % prefix] + ucx_cuda + ucx_no_werror + ucx_extra,
             'ompi': ['--prefix=%s' % prefix, '--with-ucx=%s' % prefix] + ompi_cuda + bundled + ompi_extra}

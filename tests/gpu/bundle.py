@@ -139,7 +139,7 @@ def configure_ready_ucx(tarball, version, work, dest):
     name = 'ucx-%s.tar.gz' % version
     with tarfile.open(os.path.join(dest, name), 'w:gz') as archive:
         archive.add(tree, arcname='ucx-%s' % version, filter=_reset_owner)
-    return name, 'Debian orig (git snapshot) + debian/ placeholders without test/apps + autogen.sh, repacked'
+    return name, 'Debian orig (git snapshot) + debian/ placeholders - test/apps + autogen.sh, repacked'
 
 
 def drop_test_apps(makefile_am):
