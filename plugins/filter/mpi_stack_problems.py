@@ -19,7 +19,8 @@ description:
   - UCX lists its C(cuda_copy) and C(cuda_ipc) transports (C(ucx_info -d)) only where it can open a CUDA context,
     that is on a node with an NVIDIA GPU and its driver loaded. They are required only with O(gpu_driver); on a node
     without a driver a CUDA-aware build lists none, whatever it was built with.
-positional: _input, cuda, gpu_driver, expected
+  - With O(ucc), the build must have Open MPI's coll/ucc component (C(coll_components)).
+positional: _input, cuda, gpu_driver, expected, ucc
 options:
   _input:
     description: C(ansible_facts.mpi) as P(hpcfabric.cluster.mpi_facts#module) set it.
@@ -36,6 +37,10 @@ options:
   expected:
     description: The versions installed, C({ompi, ucx}); a version left out is not checked.
     type: dict
+  ucc:
+    description: The stack must have coll/ucc (the mpi role's C(mpi_ucc)).
+    type: bool
+    default: false
 '''
 
 EXAMPLES = r'''

@@ -139,18 +139,42 @@ def _slots(hostvars, host, facts):
     return None, None
 
 
-def rank_bindings(ports, facts):
-    """Per local rank (one per GPU, in ``nvidia-smi`` order): the GPU, the Active fabric RDMA ports nearest it and its
-    NUMA node. Binding only: the ports are a subset of the job environment's ``UCX_NET_DEVICES``, never another
-    transport; ``None`` leaves that setting as the job environment has it.
+def _usable(device, active):
+    """A rail's device a rank may be pinned to: an Active RDMA ``device:port``, or a netdev (TCP, the lab)."""
+    return ':' not in device or device in active
+
+
+def rank_bindings(ports, facts, rails, slots):
+    """Per local rank of an all-node job: ``{local_rank, gpu, gpu_index, net_devices, rail, numa_node}``.
+
+    With GPU facts, one rank per GPU in ``nvidia-smi`` order: it drives the rails ``rail_bindings`` paired with its GPU
+    (near and free first), so that GPU i of every node meets the same rail and the ring engine's rings are the
+    fabric's rails; a GPU no rail chose drives the Active RDMA ports nearest it. Without GPU facts, one rank per slot
+    and the rails shared round robin (slot l: rails l, l + slots, ...). ``rail`` is the rail a rank drives when it
+    drives exactly one. Binding only: the devices are a subset of the job environment's ``UCX_NET_DEVICES``, never
+    another transport; ``None`` leaves a setting as the job environment has it.
     """
-    active = dict(((p['device'], p['port']), p) for p in ports if p['state'] == 'Active')
+    active = set('%s:%d' % (p['device'], p['port']) for p in ports if p['state'] == 'Active')
+    gpus = (facts.get('gpu_topology') or {}).get('gpus') or []
     ranks = []
-    for gpu in (facts.get('gpu_topology') or {}).get('gpus') or []:
-        near = ['%s:%d' % key for key in sorted(active) if key[0] in (gpu.get('nearest_nics') or [])]
+    for gpu in gpus:
+        mine = [rail for rail in rails if rail['local_rank'] == gpu.get('index') and _usable(rail['net_device'], active)]
+        devices = [rail['net_device'] for rail in mine]
+        if not devices:
+            devices = sorted(device for device in active if device.split(':')[0] in (gpu.get('nearest_nics') or []))
         numa = gpu.get('numa_nodes') or []
-        ranks.append({'local_rank': gpu.get('index'), 'gpu': gpu.get('name'),
-                      'net_devices': ','.join(near) or None, 'numa_node': numa[0] if numa else None})
+        ranks.append({'local_rank': gpu.get('index'), 'gpu': gpu.get('name'), 'gpu_index': gpu.get('index'),
+                      'net_devices': ','.join(devices) or None, 'rail': mine[0]['rail'] if len(mine) == 1 else None,
+                      'numa_node': numa[0] if numa else None})
+    if gpus or not slots or not rails:
+        return ranks
+    for local_rank in range(slots):
+        mine = [rail for index, rail in enumerate(rails) if index % slots == local_rank] if slots <= len(rails) \
+            else [rails[local_rank % len(rails)]]
+        mine = [rail for rail in mine if _usable(rail['net_device'], active)]
+        ranks.append({'local_rank': local_rank, 'gpu': None, 'gpu_index': None,
+                      'net_devices': ','.join(rail['net_device'] for rail in mine) or None,
+                      'rail': mine[0]['rail'] if len(mine) == 1 else None, 'numa_node': None})
     return ranks
 
 
@@ -324,6 +348,7 @@ def build_model(hostvars, hosts, others=None):
         interfaces = _interfaces(hostvars, host, rails, _mac_names(facts))
         ports = _rdma_ports(interfaces, facts)
         slots, slots_from = _slots(hostvars, host, facts)
+        rails_of_node = rail_bindings(interfaces, ports, facts)
         policy = policies[host]
         nodes[host] = {
             'interfaces': interfaces,
@@ -338,8 +363,8 @@ def build_model(hostvars, hosts, others=None):
                      'priority': policy['roce']['priority']},
             'roce_policy': policy,
             'job_env': job_environment(hostvars, host, interfaces, ports, policy, problems, warnings),
-            'ranks': rank_bindings(ports, facts),
-            'rails': rail_bindings(interfaces, ports, facts),
+            'rails': rails_of_node,
+            'ranks': rank_bindings(ports, facts, rails_of_node, slots if isinstance(slots, int) else None),
         }
     if problems:
         return {'hosts': hosts, 'problems': problems, 'warnings': warnings, 'hosts_entries': [], 'nodes': {}, 'hostfile': [],

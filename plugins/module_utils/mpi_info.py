@@ -35,6 +35,10 @@ _VERSION_KEY = 'ompi:version:full:'
 _HUMAN_CUDA = re.compile(r'^MCA\s.*?:\s*(?:parameter|informational)\s+"((?:mpi|opal)_built_with_cuda_support)"'
                          r'\s+\(current value:\s*"([^"]*)"')
 _HUMAN_MCA = re.compile(r'^MCA\s')
+# the coll components the build has: `mca:coll:ucc:version:"component:4.1.4"` (parsable), `MCA coll: ucc (MCA v2.1.0,
+# API v2.0.0, Component v4.1.4)` (human); coll/ucc is the one that reduces device buffers on the GPU
+_PARSABLE_COLL = re.compile(r'^mca:coll:([a-z0-9_]+):version:"?component:')
+_HUMAN_COLL = re.compile(r'^MCA coll:\s*([a-z0-9_]+)\s*\(')
 _HUMAN_VERSION = re.compile(r'^Open MPI:\s*(\d\S*)$')
 _HUMAN_EXTENSIONS = re.compile(r'^MPI extensions:')
 # ompi_info right-aligns its labels and indents wrapped help text, so its own human lines start with a space
@@ -91,6 +95,7 @@ class _OmpiLines:
         self.human = 0
         self.version = None
         self.cuda = []
+        self.coll = set()
         self.unreadable = []
 
     def read(self, lineno, raw_line, warnings):
@@ -101,6 +106,9 @@ class _OmpiLines:
             self.parsable += 1
             if line.startswith(_VERSION_KEY):
                 self.version = line[len(_VERSION_KEY):].strip() or None
+            coll = _PARSABLE_COLL.match(line)
+            if coll:
+                self.coll.add(coll.group(1))
             for key in _CUDA_PARAMS:
                 if line.startswith(key):
                     self.cuda.append(_cuda_value(line[len(key):], raw_line, warnings, OMPI_INFO))
@@ -116,6 +124,9 @@ class _OmpiLines:
             self.version = version.group(1)
         elif _HUMAN_MCA.match(line) or _HUMAN_EXTENSIONS.match(line):
             self.human += 1
+            coll = _HUMAN_COLL.match(line)
+            if coll:
+                self.coll.add(coll.group(1))
         elif not _HUMAN_INDENTED.match(raw_line):
             self.unreadable.append((lineno, raw_line))
 
@@ -125,7 +136,8 @@ def parse_ompi_info(text):
 
     ``cuda_aware`` comes only from the ``mpi_built_with_cuda_support`` value (Open MPI 5:
     ``opal_built_with_cuda_support``, its synonym), in either form: the "MPI extensions" list names
-    ``cuda`` on builds without CUDA support too. Returns ``({implementation, version, cuda_aware}, warnings)``.
+    ``cuda`` on builds without CUDA support too. ``coll_components`` are the coll components the text lists (sorted;
+    None where it lists none). Returns ``({implementation, version, cuda_aware, coll_components}, warnings)``.
     """
     warnings = []
     lines = _OmpiLines()
@@ -138,7 +150,8 @@ def parse_ompi_info(text):
                                 'was ompi_info run with --parsable --all?')
     command = OMPI_INFO if lines.parsable else OMPI_INFO_HUMAN
     facts = {'implementation': 'Open MPI', 'version': lines.version,
-             'cuda_aware': _cuda_aware(lines.cuda, warnings, command)}
+             'cuda_aware': _cuda_aware(lines.cuda, warnings, command),
+             'coll_components': sorted(lines.coll) or None}
     if facts['version'] is None:
         warnings.append('%s: no %s line; version unknown'
                         % (command, 'ompi:version:full' if lines.parsable else "'Open MPI:'"))
@@ -258,7 +271,7 @@ def mpi_facts(ompi_text=None, ucx_version_text=None, ucx_devices_text=None):
     Returns ``(facts, warnings)``; raises :class:`MpiInfoParseError` for unreadable text.
     """
     warnings = []
-    facts = {'implementation': None, 'version': None, 'cuda_aware': None, 'ucx': empty_ucx()}
+    facts = {'implementation': None, 'version': None, 'cuda_aware': None, 'coll_components': None, 'ucx': empty_ucx()}
     if ompi_text is not None:
         ompi, found = parse_ompi_info(ompi_text)
         facts.update(ompi)
@@ -279,15 +292,20 @@ def mpi_facts(ompi_text=None, ucx_version_text=None, ucx_devices_text=None):
 CUDA_TRANSPORTS = ('cuda_copy', 'cuda_ipc')
 
 
-def stack_problems(facts, cuda=False, gpu_driver=False, expected=None):
+def stack_problems(facts, cuda=False, gpu_driver=False, expected=None, ucc=False):
     """Why an installed MPI stack, as ``mpi_facts`` read it, is not the one asked for: ``[]`` when it is.
 
     ``cuda`` asks for a CUDA-aware stack: Open MPI built with CUDA support and UCX configured with CUDA, read from
     the build itself. Its CUDA transports are required only with ``gpu_driver`` (the node has a loaded NVIDIA
     driver): without one UCX cannot open a CUDA context and lists none, however it was built.
     ``expected`` maps ``ompi`` and ``ucx`` to the versions the role installed (absent: not checked).
+    ``ucc`` asks for Open MPI's coll/ucc component (``mpi_ucc``), which the build must have.
     """
     problems = []
+    if ucc and 'ucc' not in (facts.get('coll_components') or []):
+        problems.append('mpi_ucc asks for the coll/ucc component, which this Open MPI lacks (coll components: %s): '
+                        'HPC-X has it; a source build needs UCC and --with-ucc'
+                        % (', '.join(facts.get('coll_components') or []) or 'unknown'))
     ucx = facts.get('ucx') or empty_ucx()
     if facts.get('implementation') != 'Open MPI':
         problems.append('the MPI is %s, not Open MPI' % (facts.get('implementation') or 'unknown'))

@@ -46,7 +46,8 @@ def _path_and_url_problems(own, setting, options):
 VALIDATE_SETTINGS = ('validate_min_bytes', 'validate_max_bytes', 'validate_iters', 'validate_warmup',
                      'validate_threshold_mode', 'validate_allreduce_min_busbw_gbs', 'validate_allow_zero_threshold',
                      'validate_derived_fraction', 'validate_calibrated_fraction', 'validate_threshold_min_bytes',
-                     'validate_calibrate', 'validate_isolation_repeats')
+                     'validate_calibrate', 'validate_isolation_repeats', 'validate_device', 'validate_engine',
+                     'validate_engines_reported')
 
 
 def _string_problems(own, setting, options):

@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.bench_engines import (
+    engine_names, engine_rows, link_suspects, rail_checks, slow_links,
+)
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.mpi_info import CUDA_TRANSPORTS as UCX_CUDA_TRANSPORTS
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.mpi_local_fact import launch_tools_differ
 
@@ -99,10 +102,12 @@ def _explicit_threshold(min_busbw_gbs):
         'description': 'explicit: %s GB/s bus bandwidth' % format_gbs(value),
         'min_busbw_gbs': value,
         'per_size_gbs': None,
+        'applies_to': 'busbw',
     }
 
 
-def _derived_threshold(derived_fraction, node_rates_gbps, what="the slowest node's Active fabric bandwidth"):
+def _derived_threshold(derived_fraction, node_rates_gbps, what="the slowest node's Active fabric bandwidth",
+                       applies_to='busbw'):
     fraction = _fraction(derived_fraction, 'derived threshold: derived_fraction (validate_derived_fraction)')
     if not isinstance(node_rates_gbps, dict) or not node_rates_gbps:
         raise ValueError('derived threshold: node_rates_gbps must map every node to its Active fabric rate in Gb/s, '
@@ -125,16 +130,18 @@ def _derived_threshold(derived_fraction, node_rates_gbps, what="the slowest node
             % ', '.join(missing))
     slowest = min(sorted(rates), key=lambda host: rates[host])
     value = fraction * rates[slowest] / 8
+    judged = 'each rail\'s inter-node bus bandwidth ≥ ' if applies_to == 'rails' else ''
     return {
         'mode': 'derived',
-        'description': 'derived: %s × %s Gb/s of %s, %s = %s GB/s' % (
-            '%g' % fraction, '%g' % rates[slowest], slowest, what, format_gbs(value)),
+        'description': 'derived: %s%s × %s Gb/s of %s, %s = %s GB/s' % (
+            judged, '%g' % fraction, '%g' % rates[slowest], slowest, what, format_gbs(value)),
         'min_busbw_gbs': value,
         'per_size_gbs': None,
+        'applies_to': applies_to,
     }
 
 
-def _calibrated_threshold(calibrated_fraction, baseline):
+def _calibrated_threshold(calibrated_fraction, baseline, engine=None):
     fraction = _fraction(calibrated_fraction, 'calibrated threshold: calibrated_fraction (validate_calibrated_fraction)')
     bench = _baseline_bench(baseline)
     if not isinstance(bench, dict) or not bench.get('results'):
@@ -142,31 +149,49 @@ def _calibrated_threshold(calibrated_fraction, baseline):
                          'calibration (validate_calibrate=true) on a known good cluster to write it')
     if bench.get('correct') is False:
         raise ValueError('calibrated threshold: the baseline comes from a run with wrong results: recalibrate')
+    names = engine_names(bench)
+    if engine is not None and names and engine not in names:
+        raise ValueError('calibrated threshold: the baseline ran %s, not the judged %s engine: recalibrate with '
+                         'validate_engine=%s' % (', '.join(names), engine, engine))
+    rows = engine_rows(bench, engine) if engine is not None and names else bench['results']
     per_size = {}
-    for row in _rows(bench, 'the baseline'):
+    for row in _rows(dict(bench, results=rows), 'the baseline'):
         per_size[str(row['size_bytes'])] = fraction * row['busbw_gbs']
     sizes = sorted(int(size) for size in per_size)
     return {
         'mode': 'calibrated',
-        'description': 'calibrated: %s × the baseline bus bandwidth per size (baseline of %s ranks, %s to %s)' % (
-            '%g' % fraction, bench.get('world_size', '?'), human_size(sizes[0]), human_size(sizes[-1])),
+        'description': 'calibrated: %s × the baseline bus bandwidth per size (baseline of %s ranks%s, %s to %s)' % (
+            '%g' % fraction, bench.get('world_size', '?'), ', %s engine' % engine if engine and names else '',
+            human_size(sizes[0]), human_size(sizes[-1])),
         'min_busbw_gbs': None,
         'per_size_gbs': per_size,
+        'applies_to': 'busbw',
     }
 
 
 def allreduce_threshold(mode, min_busbw_gbs=None, derived_fraction=None, node_rates_gbps=None, baseline=None,
-                        calibrated_fraction=None):
-    """The bus bandwidth threshold: ``{mode, description, min_busbw_gbs, per_size_gbs}``.
+                        calibrated_fraction=None, engine=None, port_rates_gbps=None):
+    """The bus bandwidth threshold of the judged ``engine``: ``{mode, description, min_busbw_gbs, per_size_gbs,
+    applies_to}``.
 
-    Only the arguments of the chosen mode are read, so the role can pass all of them.
+    ``applies_to`` says what it judges: ``busbw``, the all-node run's bus bandwidth, or ``rails``, each rail's
+    inter-node bus bandwidth of the ring engine. A derived threshold of the ring judges its rails against
+    ``derived_fraction`` of the slowest Active port (``port_rates_gbps``): the ring's inter-node phase is what the
+    NICs carry, while its bus bandwidth also holds the node's own phases (NVLink, PCIe). Any other engine's derived
+    threshold is ``derived_fraction`` of the slowest node's Active fabric bandwidth (``node_rates_gbps``), the bound
+    of a flat ring. Above 0.5, either fails a node with one rail at half speed, which gates every rail of a ring.
+    A calibrated threshold takes the baseline's rows of ``engine``. Only the arguments of the chosen mode are read,
+    so the role can pass all of them.
     """
     if mode == 'explicit':
         return _explicit_threshold(min_busbw_gbs)
+    if mode == 'derived' and engine == 'ring':
+        return _derived_threshold(derived_fraction, port_rates_gbps, 'the slowest Active fabric port (one rail)',
+                                  applies_to='rails')
     if mode == 'derived':
         return _derived_threshold(derived_fraction, node_rates_gbps)
     if mode == 'calibrated':
-        return _calibrated_threshold(calibrated_fraction, baseline)
+        return _calibrated_threshold(calibrated_fraction, baseline, engine)
     raise ValueError('threshold mode must be one of %s, got %r' % (', '.join(THRESHOLD_MODES), mode))
 
 
@@ -212,6 +237,12 @@ def _setting_problems(settings, mode, min_bytes, max_bytes, size_floor):
     for name in _FRACTION_SETTINGS:
         if not _is_fraction(settings.get(name)):
             problems.append('%s=%s must be above 0 and at most 1' % (name, settings.get(name)))
+    engines = {'validate_engine': [settings.get('validate_engine')],
+               'validate_engines_reported': settings.get('validate_engines_reported') or []}
+    nccl = [name for name in sorted(engines) if 'nccl' in engines[name]]
+    if nccl and settings.get('validate_device', 'cuda') != 'cuda':
+        problems.append('%s names nccl, which reduces GPU buffers only: set validate_device=cuda or leave nccl out'
+                        % ' and '.join(nccl))
     if size_floor is not None and size_floor > max_bytes:
         problems.append('validate_threshold_min_bytes=%d is above validate_max_bytes=%d: no size would be checked'
                         % (size_floor, max_bytes))
@@ -350,13 +381,46 @@ def _wrong_result_reason(bench, rows):
 
 
 def _failure_text(failure):
-    return 'busbw %s GB/s at %s < %s GB/s' % (
-        format_gbs(failure['busbw_gbs']), human_size(failure['size_bytes']), format_gbs(failure['threshold_gbs']))
+    what = 'rail %s busbw' % failure['rail'] if 'rail' in failure else 'busbw'
+    return '%s %s GB/s at %s < %s GB/s' % (
+        what, format_gbs(failure['busbw_gbs']), human_size(failure['size_bytes']), format_gbs(failure['threshold_gbs']))
 
 
-def allreduce_verdict(bench, threshold, min_size_bytes, run_error=None):
-    """Judge a bench JSON at the sizes >= min_size_bytes: ``{passed, correct, checked, failures, reason, run_error}``.
+def _judged_rows(bench, engine):
+    """The rows the verdict judges: ``engine``'s, or all of a JSON that ran one engine (or none)."""
+    if engine is None:
+        names = engine_names(bench)
+        if len(names) > 1:
+            raise ValueError('the benchmark ran %s: name the engine to judge' % ', '.join(names))
+        return _rows(bench, 'bench JSON')
+    return _rows(dict(bench, results=engine_rows(bench, engine)), 'bench JSON')
 
+
+def _link_evidence(bench, engine, limit):
+    """What the ring's link probe says about the rails below ``limit``: the ends it blames, else the slowest link."""
+    links = ((bench.get('engines') or {}).get(engine or '') or {}).get('links') or []
+    suspects = link_suspects(links, limit)
+    if suspects:
+        return '; '.join('%s %s slowly on rail %s (%s)' % (
+            item['host'], item['direction'], item['rail'], ', '.join(
+                '%s -> %s %s GB/s' % (link['src'], link['dst'], format_gbs(link['gbs'])) for link in item['links']))
+            for item in suspects)
+    slow = slow_links(links, limit)
+    if slow:
+        return 'slowest link: rail %s %s -> %s %s GB/s' % (slow[0].get('rail') if slow[0].get('rail') is not None
+                                                           else 'of local rank %s' % slow[0].get('local_rank'),
+                                                           slow[0]['src'], slow[0]['dst'], format_gbs(slow[0]['gbs']))
+    return None
+
+
+def allreduce_verdict(bench, threshold, min_size_bytes, run_error=None, engine=None, rail_threshold=None):
+    """Judge a bench JSON at the sizes >= min_size_bytes: ``{passed, correct, checked, failures, reason, run_error,
+    engine}``.
+
+    ``engine`` names the judged engine of a JSON that ran several (``validate_engine``); its bus bandwidth is checked
+    against ``threshold`` unless that judges rails (``applies_to: rails``), and where its rows carry rails (the ring)
+    each rail's inter-node bus bandwidth is checked against ``rail_threshold`` (the one-rail threshold the isolation's
+    pair runs use; ``threshold`` itself when that judges rails). A wrong result of any engine fails the verdict.
     ``run_error`` says how the job that wrote the JSON failed (``validate_collect.mpirun_error``: a non-zero exit),
     None when it exited 0. A failed job fails the verdict whatever its results; the reason gives the failure, then
     what the results say.
@@ -366,12 +430,17 @@ def allreduce_verdict(bench, threshold, min_size_bytes, run_error=None):
     if run_error is not None and not isinstance(run_error, str):
         raise ValueError('run_error must be the text of how the job failed, or null, got %r' % (run_error,))
     _check_threshold(threshold)
+    rails_judged = threshold.get('applies_to') == 'rails'
+    if rails_judged:
+        rail_threshold = threshold
+    elif rail_threshold is not None:
+        _check_threshold(rail_threshold)
     min_size = _whole(min_size_bytes, 'min_size_bytes (validate_threshold_min_bytes)')
     if min_size < 0:
         raise ValueError('min_size_bytes (validate_threshold_min_bytes) must not be negative, got %r' % (min_size_bytes,))
     if 'correct' not in bench:
         raise ValueError('bench JSON has no "correct" field: not a files/bench/allreduce.py result?')
-    rows = _rows(bench, 'bench JSON')
+    rows = _judged_rows(bench, engine)
     if not rows:
         raise ValueError('bench JSON has no results: the sweep measured nothing')
     large = [row for row in rows if row['size_bytes'] >= min_size]
@@ -381,17 +450,23 @@ def allreduce_verdict(bench, threshold, min_size_bytes, run_error=None):
                                                                                min_size))
     checked = []
     not_in_baseline = []
-    for row in large:
+    for row in [] if rails_judged else large:
         limit = threshold_at(threshold, row['size_bytes'])
         if limit is None:
             not_in_baseline.append(row['size_bytes'])
             continue
         checked.append({'size_bytes': row['size_bytes'], 'busbw_gbs': row['busbw_gbs'], 'threshold_gbs': limit,
                         'passed': row['busbw_gbs'] >= limit})
-    if not checked:
+    if not checked and not_in_baseline:
         raise ValueError('none of the large sizes (%s) is in the calibration baseline: recalibrate with the same sweep'
                          % ', '.join(human_size(size) for size in not_in_baseline))
+    rails = rail_checks(large, lambda size: threshold_at(rail_threshold, size), min_size) if rail_threshold else []
+    if rails_judged and not rails:
+        raise ValueError('a derived threshold of the ring judges its rails, and no rail crossed nodes at the large '
+                         'sizes (one node?): set an explicit threshold (validate_allreduce_min_busbw_gbs)')
+    checked.extend(rails)
     failures = [entry for entry in checked if not entry['passed']]
+    noun = 'checks (sizes and rails)' if rails else 'large sizes'
     # None: the tool checks no data (ib_write_bw), so bandwidth alone decides; anything but true or None is wrong
     correct = None if bench['correct'] is None else bench['correct'] is True
     mode = threshold['mode']
@@ -400,19 +475,23 @@ def allreduce_verdict(bench, threshold, min_size_bytes, run_error=None):
     elif len(failures) == 1:
         reason = '%s threshold (%s)' % (_failure_text(failures[0]), mode)
     elif failures:
-        reason = '%d of %d large sizes below threshold (%s): %s' % (
-            len(failures), len(checked), mode, ', '.join(_failure_text(failure) for failure in failures))
+        reason = '%d of %d %s below threshold (%s): %s' % (
+            len(failures), len(checked), noun, mode, ', '.join(_failure_text(failure) for failure in failures))
     else:
         lowest = min(checked, key=lambda entry: entry['busbw_gbs'] - entry['threshold_gbs'])
-        reason = 'all %d large sizes ≥ threshold (%s; closest: busbw %s GB/s at %s ≥ %s GB/s)' % (
-            len(checked), mode, format_gbs(lowest['busbw_gbs']), human_size(lowest['size_bytes']),
-            format_gbs(lowest['threshold_gbs']))
+        reason = 'all %d %s ≥ threshold (%s; closest: %s ≥ %s GB/s)' % (
+            len(checked), noun, mode, _failure_text(lowest).rsplit(' < ', 1)[0], format_gbs(lowest['threshold_gbs']))
+    rail_failures = [entry for entry in failures if 'rail' in entry]
+    if rail_failures and correct is not False:
+        evidence = _link_evidence(bench, engine, max(entry['threshold_gbs'] for entry in rail_failures))
+        if evidence:
+            reason += '; %s' % evidence
     if not_in_baseline:
         reason += '; not in the baseline, not checked: %s' % ', '.join(human_size(size) for size in not_in_baseline)
     if run_error:
         reason = '%s; results: %s' % (run_error, reason)
     return {'passed': correct is not False and not failures and not run_error, 'correct': correct, 'checked': checked,
-            'failures': failures, 'reason': reason, 'run_error': run_error or None}
+            'failures': failures, 'reason': reason, 'run_error': run_error or None, 'engine': engine}
 
 
 def _train_job_errors(name, summary, run_error):

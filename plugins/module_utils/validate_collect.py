@@ -12,6 +12,7 @@ import base64
 import json
 import signal
 
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.bench_engines import engine_names, judged_first
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.perftest import bench_of_report
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_checks import TRAIN_JOBS, train_verdict
 
@@ -244,17 +245,27 @@ def train_smoke_verdict(runs, fetched, launcher):
     return verdict
 
 
-def report_runs(bench, pairs=None, mpirun_rc=None):
-    """The report's runs: the all-node run, then every isolation run that has results.
+def report_runs(bench, pairs=None, mpirun_rc=None, engine=None):
+    """The report's runs: the all-node run, one run per engine with the judged ``engine`` first, then every isolation
+    run that has results.
 
     ``bench`` is the all-node bench JSON, ``pairs`` the isolation's runs ``{hosts, rail, stage, bench, error,
-    mpirun_rc}`` (None when it did not run), ``mpirun_rc`` the all-node run's exit status. Each run is ``{name,
-    hosts, bench, mpirun_rc}``.
+    mpirun_rc}`` (None when it did not run), ``mpirun_rc`` the all-node run's exit status, ``engine`` the judged
+    engine (``validate_engine``; the bench's only one when None). Each run is ``{name, hosts, bench, mpirun_rc}``; an
+    engine's run of the all-node job also has ``engine`` and ``judged``, and its ``bench`` holds that engine alone.
     """
     if not isinstance(bench, dict) or 'world_size' not in bench:
         raise ValueError('bench must be the JSON of files/bench/allreduce.py, got %r' % (bench,))
-    runs = [{'name': 'all nodes (%d ranks)' % bench['world_size'], 'hosts': bench.get('hosts'), 'bench': bench,
-             'mpirun_rc': mpirun_rc}]
+    names = engine_names(bench)
+    if engine is None and len(names) > 1:
+        raise ValueError('the benchmark ran %s: name the judged engine' % ', '.join(names))
+    runs = []
+    for name, narrowed in judged_first(bench, engine if engine is not None else (names or [None])[0]):
+        run = {'name': 'all nodes (%d ranks)' % bench['world_size'], 'hosts': bench.get('hosts'), 'bench': narrowed,
+               'mpirun_rc': mpirun_rc}
+        if name is not None:
+            run.update(name='%s, %s engine' % (run['name'], name), engine=name, judged=not runs)
+        runs.append(run)
     for pair in pairs or []:
         if not isinstance(pair, dict) or 'hosts' not in pair:
             raise ValueError('isolation pairs must be {hosts, rail, stage, bench, error, mpirun_rc}, got %r' % (pair,))

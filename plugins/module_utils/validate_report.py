@@ -7,6 +7,9 @@ The report dict is documented in the ``allreduce_report`` module's ``report`` op
 
 from __future__ import annotations
 
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.bench_engines import (
+    LINKS_SHOWN, engines_summary, link_suspects, rail_name, slow_links,
+)
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.node_verdicts import PASS, RANK, node_verdicts
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_checks import (
     format_gbs,
@@ -77,9 +80,35 @@ def _exit_text(rc, tool='mpirun'):
     return '; %s exit status: %s' % (tool, rc if rc == 0 else '**%s**' % rc)
 
 
-def _run_section(run, threshold):
+def _busbw_limit(threshold, size, checked_size):
+    """The run's bus bandwidth threshold at ``size``: none for an engine only reported, or one whose rails are judged."""
+    if not checked_size or threshold is None or threshold.get('applies_to') == 'rails':
+        return None
+    return threshold_at(threshold, size)
+
+
+def _rails_table(rows, min_size, rail_threshold):
+    """The ring's rails at the checked sizes: each rail's inter-node bus bandwidth against the one-rail threshold."""
+    table = []
+    for row in rows:
+        if (row.get('size_bytes') or 0) < min_size:
+            continue
+        limit = threshold_at(rail_threshold, row['size_bytes']) if rail_threshold else None
+        for rail in row.get('rails') or []:
+            busbw = rail.get('busbw_gbs')
+            table.append([human_size(row['size_bytes']), rail_name(rail), _number_cell(rail.get('inter_us'), 1),
+                          _number_cell(busbw), _number_cell(limit),
+                          '-' if busbw is None or limit is None else ('yes' if busbw >= limit else '**no**')])
+    if not table:
+        return []
+    return ['', 'Rails (each local rank\'s ring across the nodes, the inter-node phase):', ''] + _table(
+        ['size', 'rail', 'inter-node (µs)', 'busbw (GB/s)', 'rail threshold (GB/s)', 'ok'], table)
+
+
+def _run_section(run, threshold, rail_threshold=None):
+    """A run's table; ``threshold`` None for an engine that is reported beside the judged one."""
     bench = run.get('bench') or {}
-    min_size = threshold.get('min_size_bytes') or 0
+    min_size = (threshold or {}).get('min_size_bytes') or 0
     lines = ['### %s' % (run.get('name') or 'run'), '']
     if bench.get('tool') == 'ib_write_bw':
         # one message size, judged there; perftest checks no data
@@ -89,9 +118,9 @@ def _run_section(run, threshold):
             _exit_text(run.get('mpirun_rc'), 'ib_write_bw')))
     else:
         correct = {True: 'yes', False: '**no**'}.get(bench.get('correct'), 'unknown')
-        lines.append('Hosts: %s; %s ranks; results correct: %s%s' % (
+        lines.append('Hosts: %s; %s ranks; results correct: %s%s%s' % (
             _hosts_text(run.get('hosts') or bench.get('hosts')), bench.get('world_size', '?'), correct,
-            _exit_text(run.get('mpirun_rc'))))
+            _exit_text(run.get('mpirun_rc')), '; reported, not judged' if run.get('judged') is False else ''))
     errors = bench.get('errors') or []
     if errors:
         lines.extend(['', 'Errors:', ''] + ['- %s' % _cell(error) for error in errors])
@@ -100,12 +129,76 @@ def _run_section(run, threshold):
     for row in bench.get('results') or []:
         size = row.get('size_bytes')
         checked_size = size is not None and size >= min_size
-        limit = threshold_at(threshold, size) if checked_size else None
+        limit = _busbw_limit(threshold, size, checked_size)
         rows.append([human_size(size) if size is not None else None, _number_cell(row.get('time_us'), 1),
                      _number_cell(row.get('algbw_gbs')), _number_cell(row.get('busbw_gbs')), _number_cell(limit),
                      _row_ok(row, limit, checked_size)])
     header = ['size', 'time (µs)', 'algbw (GB/s)', 'busbw (GB/s)', 'threshold (GB/s)', 'ok']
-    return lines + _table(header, rows) + ['']
+    lines += _table(header, rows)
+    if threshold is not None:
+        lines += _rails_table(bench.get('results') or [], min_size, rail_threshold)
+    return lines + ['']
+
+
+def _job_environment_lines(environment):
+    """What the ranks of the first node ran with (UCX, NCCL, the wrapper's binding), as the bench read it."""
+    if not environment:
+        return []
+    lines = ['The job environment the ranks on %s ran with (the users\' job environment and the wrapper\'s binding):'
+             % environment.get('host'), '']
+    lines += _table(['local rank', 'variables'], [
+        [rank.get('local_rank'), ' '.join('%s=%s' % item for item in sorted((rank.get('variables') or {}).items())) or None]
+        for rank in environment.get('ranks') or []])
+    differs = _hosts_text(environment.get('differs_on')) if environment.get('differs_on') else 'none'
+    lines += ['', 'Other nodes whose ranks ran with other values (the binding aside): %s.' % differs, '']
+    return lines
+
+
+def _engines_section(report):
+    """The all-node job's engines side by side, against what the slowest node's fabric allows them."""
+    rates = report.get('link_rates') or {}
+    summary = engines_summary(report.get('runs'), rates.get('node_gbps'))
+    if not summary:
+        return []
+    lines = ['## Engines', '']
+    if rates.get('node_gbps'):
+        lines += ['Link-rate bound: what the slowest node\'s Active fabric ports (%s Gb/s) allow each engine\'s bus '
+                  'bandwidth (docs/validate.md, "Engines").' % format_gbs(rates['node_gbps']), '']
+    else:
+        lines += ['No link-rate bound: no node has Active RDMA ports with a known rate.', '']
+    rows = [[item['engine'], 'judged' if item['judged'] else 'reported', human_size(item['size_bytes'])
+             if item['size_bytes'] else None, _number_cell(item['busbw_gbs']), _number_cell(item['bound_gbs']),
+             '-' if item['ratio'] is None else '%.2f' % item['ratio'],
+             {True: 'yes', False: '**no**'}.get(item['correct'], '-'),
+             '; '.join(part for part in (item['algorithm'], 'MPI_Allreduce served by coll/%s' % item['component']
+                                         if item['component'] else None, item['note']) if part)]
+            for item in summary]
+    lines += _table(['engine', 'verdict', 'largest size', 'busbw (GB/s)', 'link-rate bound (GB/s)', 'ratio', 'correct',
+                     'how'], rows) + ['']
+    lines += _job_environment_lines(((report.get('runs') or [{}])[0].get('bench') or {}).get('job_environment'))
+    # a calibrated one-rail threshold has a value per size: links are then shown slowest first, none called slow
+    rail_limit = (report.get('rail_threshold') or {}).get('min_busbw_gbs')
+    for item in summary:
+        if not item['links']:
+            continue
+        lines += ['### Ring links', '',
+                  'Every rail ring\'s links, each timed on its own with all rails at once (%s each way).'
+                  % human_size(item['links'][0].get('bytes') or 0), '']
+        suspects = link_suspects(item['links'], rail_limit)
+        for found in suspects:
+            lines.append('- **%s %s slowly on rail %s**: %s' % (found['host'], found['direction'], found['rail'], ', '.join(
+                '%s -> %s %s GB/s' % (link['src'], link['dst'], format_gbs(link['gbs'])) for link in found['links'])))
+        lines += [''] if suspects else []
+        slow = slow_links(item['links'], rail_limit)
+        shown = slow if slow else sorted(item['links'], key=lambda link: link.get('gbs') or 0)
+        title = ('below the rail threshold (%s GB/s)' % format_gbs(rail_limit) if slow else 'the slowest, none below '
+                 'the rail threshold' if rail_limit is not None else 'the slowest')
+        lines += ['Links %s:' % title, ''] + _table(['rail', 'from', 'to', 'GB/s'], [
+            [rail_name(link), link.get('src'), link.get('dst'), _number_cell(link.get('gbs'))]
+            for link in shown[:LINKS_SHOWN]]) + ['']
+        if len(shown) > LINKS_SHOWN:
+            lines += ['... and %d more in report.json.' % (len(shown) - LINKS_SHOWN), '']
+    return lines
 
 
 def _isolation_section(isolation):
@@ -282,6 +375,7 @@ def render_markdown(report, plot=None, rails_plot=None):
         ['device', cluster.get('device')],
         ['MPI library', _first_line(cluster.get('mpi_library'))],
     ]) + ['']
+    lines += _engines_section(report)
     if report.get('preflight'):
         lines += _preflight_section(report['preflight'])
     # an empty list is a check that found nothing; null (or no key) is a check that did not run
@@ -299,6 +393,12 @@ def render_markdown(report, plot=None, rails_plot=None):
         # the isolation's pair runs were judged against its pair threshold, at the all-node run's sizes
         pair_threshold = dict((report.get('isolation') or {}).get('threshold') or threshold,
                               min_size_bytes=threshold.get('min_size_bytes'))
+        rail_threshold = report.get('rail_threshold') or (threshold if threshold.get('applies_to') == 'rails' else None)
         for index, run in enumerate(runs):
-            lines += _run_section(run, threshold if index == 0 else pair_threshold)
+            if run.get('judged') is False:
+                lines += _run_section(run, None)
+            elif index == 0 or run.get('judged'):
+                lines += _run_section(run, threshold, rail_threshold)
+            else:
+                lines += _run_section(run, pair_threshold)
     return '\n'.join(lines).rstrip('\n') + '\n'

@@ -12,8 +12,9 @@ short_description: Write the validation report - report.json, report.md, the ban
 description:
   - Writes the C(hpcfabric.cluster.validate) role's report into the directory O(dest), which is created when missing
     - C(report.json) (the report as given plus C(verdicts), indented, keys sorted), C(report.md) (tables a person
-    reads, starting with one verdict per node), C(allreduce.png) (bus bandwidth against message size, one line per
-    run, the threshold dashed) and C(rails.png) (the isolation's heatmap, nodes x rails).
+    reads, starting with one verdict per node, then the engines side by side), C(allreduce.png) (bus bandwidth
+    against message size, one line per engine and run, the threshold dashed) and C(rails.png) (the isolation's
+    heatmap, nodes x rails).
   - C(verdicts) is one verdict per node - V(PASS), V(WARN), V(UNKNOWN) or V(FAIL) - with its reasons and actions,
     from every source of the report (preflight, the isolation's findings, the port counters, version drift, health);
     the rules are in C(plugins/module_utils/node_verdicts.py) and docs/validate.md. The hosts whose verdict is V(FAIL)
@@ -48,13 +49,20 @@ options:
         C(device) (C(cuda) or C(cpu)), C(mpi_library) (the benchmark's C(MPI_Get_library_version) text; its first line
         is shown).
       - C(threshold) (dict) - the result of the C(hpcfabric.cluster.allreduce_threshold) filter (C(mode),
-        C(description), C(min_busbw_gbs), C(per_size_gbs)) plus C(min_size_bytes), the smallest size checked.
-        Required.
+        C(description), C(min_busbw_gbs), C(per_size_gbs), C(applies_to)) plus C(min_size_bytes), the smallest size
+        checked. Required.
+      - C(rail_threshold) (dict or null) - the one-rail threshold the ring engine's rails are judged against (the
+        C(hpcfabric.cluster.pair_threshold) filter); report.md shows each rail and the ring's slow links against it.
+      - C(link_rates) (dict or null) - C(node_gbps), the slowest node's Active fabric bandwidth, and C(port_gbps), its
+        slowest Active port, in Gb/s (null without RDMA ports); report.md sets each engine's bus bandwidth beside the
+        bound they allow.
       - C(verdict) (dict) - the result of the C(hpcfabric.cluster.allreduce_verdict) filter (C(passed), C(correct),
         C(checked), C(failures), C(reason), C(run_error) - how the job failed, a non-zero mpirun exit). Required.
       - C(runs) (list of dicts) - C(name), C(hosts), C(bench) (the JSON of C(files/bench/allreduce.py)) and
-        C(mpirun_rc) (its exit status) of each run, the full run first, then the isolation's runs; each is a table in
-        report.md and a line in the plot.
+        C(mpirun_rc) (its exit status) of each run, the full run first (one run per engine, with C(engine) and
+        C(judged), the judged engine first, as the C(hpcfabric.cluster.report_runs) filter gives them), then the
+        isolation's runs;
+        each is a table in report.md and a line in the plot. report.md puts the engines side by side.
       - C(isolation) (dict or null) - the last result of the C(hpcfabric.cluster.isolation_step) filter (C(rounds),
         C(stages), C(runs), C(findings), C(pass_ratios), C(summary)), when the isolation ran; report.md shows its
         findings with their actions, the pass ratios below 1 and every run.
@@ -224,8 +232,10 @@ def _draw_threshold(axes, threshold):
             axes.plot([size for size, dummy in points], [value for dummy, value in points], linestyle='--',
                       color='black', linewidth=1.5, label='threshold (%s)' % threshold.get('mode'))
     elif threshold.get('min_busbw_gbs') is not None:
+        # a threshold of the ring's rails is drawn for what it is: each rail's inter-node bandwidth, not a run's busbw
         axes.axhline(threshold['min_busbw_gbs'], linestyle='--', color='red', linewidth=1.5,
-                     label='threshold %s GB/s (%s)' % (format_gbs(threshold['min_busbw_gbs']), threshold.get('mode')))
+                     label='%s %s GB/s (%s)' % ('rail threshold' if threshold.get('applies_to') == 'rails' else 'threshold',
+                                                format_gbs(threshold['min_busbw_gbs']), threshold.get('mode')))
     if min_size > 0:
         axes.axvline(min_size, linestyle=':', color='grey', linewidth=1, label='checked from %s' % human_size(min_size))
 

@@ -129,6 +129,14 @@ ansible_facts:
           returned: always
           type: bool
           sample: false
+        coll_components:
+          description:
+            - The collective (coll) components the C(ompi_info) output lists, sorted; C(ucc) is the one that reduces
+              device buffers on the GPU (HPC-X). Null when the output lists none.
+          returned: always
+          type: list
+          elements: str
+          sample: [adapt, basic, han, inter, libnbc, monitoring, self, sm, sync, tuned]
         ucx:
           description: UCX build and transports.
           returned: always

@@ -38,14 +38,15 @@ MISSING = _missing()
 
 @pytest.fixture
 def mpirun():
-    """``mpirun(script, *args, np=2)`` runs files/bench/<script> on np local ranks; returns the CompletedProcess."""
+    """``mpirun(script, *args, np=2, env=None)`` runs files/bench/<script> on np local ranks, ``env`` added to the
+    environment; returns the CompletedProcess."""
     if MISSING:
         pytest.skip(MISSING)
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT='1', OMPI_ALLOW_RUN_AS_ROOT_CONFIRM='1', OMPI_MCA_rmaps_base_oversubscribe='1')
+    base = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT='1', OMPI_ALLOW_RUN_AS_ROOT_CONFIRM='1', OMPI_MCA_rmaps_base_oversubscribe='1')
 
-    def run(script, *args, np=2):
+    def run(script, *args, np=2, env=None):
         cmd = ['mpirun', '--oversubscribe', '-np', str(np)] + MPIRUN_MCA + [SYSTEM_PYTHON, str(BENCH / script)] + [str(a) for a in args]
-        return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120, check=False)
+        return subprocess.run(cmd, env=dict(base, **(env or {})), capture_output=True, text=True, timeout=120, check=False)
     return run
 
 
@@ -85,3 +86,11 @@ def without_cupy():
         pytest.skip(MISSING)
     if subprocess.run([SYSTEM_PYTHON, '-c', 'import cupy'], capture_output=True, check=False).returncode == 0:
         pytest.skip('CuPy is installed for %s, so the missing-CuPy error cannot happen' % SYSTEM_PYTHON)
+
+
+@pytest.fixture
+def fixture_text():
+    """The text of tests/bench/fixtures/<name> (sources in SOURCES.md there)."""
+    def read(name):
+        return (Path(__file__).resolve().parent / 'fixtures' / name).read_text(encoding='utf-8')
+    return read

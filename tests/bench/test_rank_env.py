@@ -10,14 +10,18 @@ import pytest
 
 WRAPPER = Path(__file__).resolve().parents[2] / 'files' / 'bench' / 'rank_env.sh'
 # as the validate role writes it for a node whose rails 0 and 1 run on GPU 0 and GPU 3; no NUMA node, so the command
-# runs without numactl whether or not this machine has it
+# runs without numactl whether or not this machine has it. Rank 1 drives no single rail (two ports near its GPU).
 MAP = """# comment
-0 GPU0 mlx5_0:1 -
-1 GPU1 mlx5_0:1,mlx5_1:1 -
-rail0 0 - -
+0 0 mlx5_0:1 - 0
+1 1 mlx5_0:1,mlx5_1:1 - -
+rail0 0 - - 0
+rail1 3 - - 1
+"""
+# a map written before the rail column: its lines still bind
+OLD_MAP = """0 GPU0 mlx5_0:1 -
 rail1 3 - -
 """
-KEYS = ('UCX_NET_DEVICES', 'CUDA_VISIBLE_DEVICES', 'CUDA_DEVICE_ORDER')
+KEYS = ('UCX_NET_DEVICES', 'CUDA_VISIBLE_DEVICES', 'CUDA_DEVICE_ORDER', 'HPCFABRIC_GPU', 'HPCFABRIC_RAIL')
 
 
 def rank_env(tmp_path, args, local_rank=None, map_text=MAP):
@@ -33,21 +37,31 @@ def rank_env(tmp_path, args, local_rank=None, map_text=MAP):
     return dict((key, seen.get(key)) for key in KEYS)
 
 
-@pytest.mark.parametrize('local_rank, nets', [(0, 'mlx5_0:1'), (1, 'mlx5_0:1,mlx5_1:1'), (None, 'mlx5_0:1')])
-def test_a_rank_of_an_all_node_job_gets_its_gpus_ports(tmp_path, local_rank, nets):
-    expected = {'UCX_NET_DEVICES': nets, 'CUDA_VISIBLE_DEVICES': None, 'CUDA_DEVICE_ORDER': None}
+@pytest.mark.parametrize('local_rank, gpu, nets, rail', [(0, '0', 'mlx5_0:1', '0'), (1, '1', 'mlx5_0:1,mlx5_1:1', None),
+                                                         (None, '0', 'mlx5_0:1', '0')])
+def test_a_rank_of_an_all_node_job_gets_its_gpu_ports_and_rail_and_sees_every_gpu(tmp_path, local_rank, gpu, nets, rail):
+    expected = {'UCX_NET_DEVICES': nets, 'CUDA_VISIBLE_DEVICES': None, 'CUDA_DEVICE_ORDER': None, 'HPCFABRIC_GPU': gpu,
+                'HPCFABRIC_RAIL': rail}
     assert rank_env(tmp_path, [], local_rank) == expected
 
 
 @pytest.mark.parametrize('rail, gpu', [('0', '0'), ('1', '3')])
 def test_the_rank_of_a_rail_job_sees_only_that_rails_gpu_and_keeps_the_jobs_ports(tmp_path, rail, gpu):
     # local rank 0, as the one rank per node of a rail job is: the rail's line wins over rank 0's
-    expected = {'UCX_NET_DEVICES': 'mlx5_0:1,mlx5_1:1', 'CUDA_VISIBLE_DEVICES': gpu, 'CUDA_DEVICE_ORDER': 'PCI_BUS_ID'}
+    expected = {'UCX_NET_DEVICES': 'mlx5_0:1,mlx5_1:1', 'CUDA_VISIBLE_DEVICES': gpu, 'CUDA_DEVICE_ORDER': 'PCI_BUS_ID',
+                'HPCFABRIC_GPU': None, 'HPCFABRIC_RAIL': rail}
     assert rank_env(tmp_path, ['--rail', rail], 0) == expected
 
 
+def test_a_map_without_the_rail_column_still_binds(tmp_path):
+    assert rank_env(tmp_path, [], 0, map_text=OLD_MAP)['UCX_NET_DEVICES'] == 'mlx5_0:1'
+    seen = rank_env(tmp_path, ['--rail', '1'], 0, map_text=OLD_MAP)
+    assert (seen['CUDA_VISIBLE_DEVICES'], seen['HPCFABRIC_RAIL']) == ('3', None)
+
+
 def test_without_a_map_or_a_line_nothing_is_bound(tmp_path):
-    unbound = {'UCX_NET_DEVICES': 'mlx5_0:1,mlx5_1:1', 'CUDA_VISIBLE_DEVICES': None, 'CUDA_DEVICE_ORDER': None}
+    unbound = {'UCX_NET_DEVICES': 'mlx5_0:1,mlx5_1:1', 'CUDA_VISIBLE_DEVICES': None, 'CUDA_DEVICE_ORDER': None,
+               'HPCFABRIC_GPU': None, 'HPCFABRIC_RAIL': None}
     assert rank_env(tmp_path, ['--rail', '2'], 0) == unbound
     assert rank_env(tmp_path, ['--rail', '0'], 0, map_text='') == unbound
     assert rank_env(tmp_path, [], 5) == unbound

@@ -10,7 +10,8 @@
 # Settings (environment): GPU_PROOF_OUT (.cache/gpu-proof), GPU_PROOF_BUNDLE (.cache/gpu-proof-bundle),
 # GPU_PROOF_PYTHON (python3: the Python with CuPy), GPU_PROOF_CUDA_HOME (the toolkit of the nvcc on PATH, else
 # /usr/local/cuda), GPU_PROOF_WORK (.cache/gpu-proof-work: Ansible's venv and collections path), GPU_PROOF_RANKS (2),
-# GPU_PROOF_MIN_BYTES (1M), GPU_PROOF_MAX_BYTES (256M), GPU_PROOF_ITERS (20), GPU_PROOF_MIN_BUSBW_GBS (0: results must
+# GPU_PROOF_MIN_BYTES (1M), GPU_PROOF_MAX_BYTES (256M), GPU_PROOF_ITERS (20), GPU_PROOF_ENGINES (ring,mpi: the bench's
+# engines, the first judged; add nccl where the GPU Python has CuPy's NCCL), GPU_PROOF_MIN_BUSBW_GBS (0: results must
 # be correct, bandwidth is reported), GPU_PROOF_JOB_TIMEOUT (900 s per MPI job).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -23,6 +24,7 @@ RANKS="${GPU_PROOF_RANKS:-2}"
 MIN_BYTES="${GPU_PROOF_MIN_BYTES:-1M}"
 MAX_BYTES="${GPU_PROOF_MAX_BYTES:-256M}"
 ITERS="${GPU_PROOF_ITERS:-20}"
+ENGINES="${GPU_PROOF_ENGINES:-ring,mpi}"
 MIN_BUSBW="${GPU_PROOF_MIN_BUSBW_GBS:-0}"
 JOB_TIMEOUT="${GPU_PROOF_JOB_TIMEOUT:-900}"
 export NO_COLOR=1 ANSIBLE_NOCOLOR=1 ANSIBLE_FORCE_COLOR=0 PIP_DISABLE_PIP_VERSION_CHECK=1
@@ -34,6 +36,7 @@ settings_problems() {
   local problems=()
   [[ "$RANKS" =~ ^[0-9]+$ && "$RANKS" -ge 2 ]] || problems+=("GPU_PROOF_RANKS must be a whole number >= 2, got '$RANKS'")
   [[ "$ITERS" =~ ^[0-9]+$ && "$ITERS" -ge 1 ]] || problems+=("GPU_PROOF_ITERS must be a whole number >= 1, got '$ITERS'")
+  [[ "$ENGINES" =~ ^(ring|mpi|nccl)(,(ring|mpi|nccl))*$ ]] || problems+=("GPU_PROOF_ENGINES must be a comma list of ring, mpi and nccl, got '$ENGINES'")
   [[ "$JOB_TIMEOUT" =~ ^[0-9]+$ && "$JOB_TIMEOUT" -ge 1 ]] || problems+=("GPU_PROOF_JOB_TIMEOUT must be seconds >= 1, got '$JOB_TIMEOUT'")
   [[ "$MIN_BUSBW" =~ ^[0-9]+([.][0-9]+)?$ ]] || problems+=("GPU_PROOF_MIN_BUSBW_GBS must be a number of GB/s >= 0, got '$MIN_BUSBW'")
   local size
@@ -105,7 +108,7 @@ png=false
 "$PY" -c 'import matplotlib' 2>/dev/null && png=true
 # the settings reach Python through its environment, never through its source text
 GP_BUNDLE="$BUNDLE" GP_WORK="$WORK" GP_OUT="$OUT" GP_ROOT="$ROOT" GP_PYTHON="$PY" GP_CUDA_HOME="$CUDA_HOME_USED" \
-  GP_RANKS="$RANKS" GP_MIN_BYTES="$MIN_BYTES" GP_MAX_BYTES="$MAX_BYTES" GP_ITERS="$ITERS" GP_MIN_BUSBW="$MIN_BUSBW" \
+  GP_RANKS="$RANKS" GP_MIN_BYTES="$MIN_BYTES" GP_MAX_BYTES="$MAX_BYTES" GP_ITERS="$ITERS" GP_MIN_BUSBW="$MIN_BUSBW" GP_ENGINES="$ENGINES" \
   GP_JOB_TIMEOUT="$JOB_TIMEOUT" GP_PNG="$png" "$VENV/bin/python" - <<'EOF' || stop "could not write the proof's inventory in $WORK"
 import json, os
 env = os.environ
@@ -134,6 +137,7 @@ settings = {
     'gpu_proof_bench_dir': os.path.join(env['GP_ROOT'], 'files', 'bench'),
     'gpu_proof_ranks': int(env['GP_RANKS']), 'gpu_proof_min_bytes': env['GP_MIN_BYTES'], 'gpu_proof_max_bytes': env['GP_MAX_BYTES'],
     'gpu_proof_iters': int(env['GP_ITERS']), 'gpu_proof_min_busbw_gbs': float(env['GP_MIN_BUSBW']),
+    'gpu_proof_engines': env['GP_ENGINES'],
     'gpu_proof_job_timeout': int(env['GP_JOB_TIMEOUT']), 'gpu_proof_png': env['GP_PNG'] == 'true',
 }
 host = {'ansible_connection': 'local', 'ansible_python_interpreter': os.path.join(work, 'ansible-venv', 'bin', 'python')}

@@ -147,9 +147,13 @@ def check_allreduce(o):
         wrong.append('wrong results: %s' % '; '.join(bench.get('errors') or ['correct is not true']))
     if wrong:
         return FAIL, ', '.join(wrong)
-    largest = max(bench['results'], key=lambda row: row['size_bytes'])
-    return PASS, '%d sizes correct on GPU buffers, busbw %.2f GB/s at %s' % (
-        len(bench['results']), largest['busbw_gbs'], human_size(largest['size_bytes']))
+    engines = []
+    for engine in dict.fromkeys(row.get('engine', 'mpi') for row in bench['results']):
+        rows = [row for row in bench['results'] if row.get('engine', 'mpi') == engine]
+        largest = max(rows, key=lambda row: row['size_bytes'])
+        engines.append('%s %.2f GB/s' % (engine, largest['busbw_gbs']))
+    return PASS, '%d results correct on GPU buffers; busbw at %s: %s' % (
+        len(bench['results']), human_size(max(row['size_bytes'] for row in bench['results'])), ', '.join(engines))
 
 
 def check_threshold(o):
@@ -249,11 +253,11 @@ def render(outputs, checks, out):
     if isinstance(bench, dict) and bench.get('results'):
         lines += ['', '## Allreduce (%s ranks, device %s, hosts %s)' % (
             bench.get('world_size'), bench.get('device'), ', '.join(bench.get('hosts') or [])), '',
-            '| Size | Time (µs) | algbw (GB/s) | busbw (GB/s) | Correct |', '|---:|---:|---:|---:|:---:|']
-        for row in sorted(bench['results'], key=lambda row: row['size_bytes']):
-            cells = (human_size(row['size_bytes']), row['time_us'], row['algbw_gbs'], row['busbw_gbs'],
-                     'yes' if row.get('correct', True) else 'NO')
-            lines.append('| %s | %.1f | %.2f | %.2f | %s |' % cells)
+            '| Engine | Size | Time (µs) | algbw (GB/s) | busbw (GB/s) | Correct |', '|---|---:|---:|---:|---:|:---:|']
+        for row in bench['results']:
+            cells = (row.get('engine', 'mpi'), human_size(row['size_bytes']), row['time_us'], row['algbw_gbs'],
+                     row['busbw_gbs'], 'yes' if row.get('correct', True) else 'NO')
+            lines.append('| %s | %s | %.1f | %.2f | %.2f | %s |' % cells)
     lines += ['', 'Two ranks on one node measure the CUDA-aware path (UCX cuda_copy/cuda_ipc, shared memory), not a '
               'fabric; the threshold is correctness only unless GPU_PROOF_MIN_BUSBW_GBS was set.', '']
     return '\n'.join(lines)

@@ -39,7 +39,7 @@ def test_a_recorded_cpu_run_is_not_taken_for_a_gpu_result(tmp_path):
     text = (tmp_path / 'summary.md').read_text()
     # the table shows the run as recorded: every size of the sweep, 1 MiB to 16 MiB
     assert '## Allreduce (2 ranks, device cpu, hosts vm)' in text
-    assert [line.split('|')[1].strip() for line in text.splitlines() if line.startswith('| ') and 'MiB |' in line] == [
+    assert [line.split('|')[2].strip() for line in text.splitlines() if line.startswith('| ') and 'MiB |' in line] == [
         '1 MiB', '2 MiB', '4 MiB', '8 MiB', '16 MiB']
 
 

@@ -120,9 +120,11 @@ def test_the_inventory_lists_each_node_with_a_fabric_interface_per_rail(live_lab
          {'name': 'fab1', 'address': '10.79.15.%d/24' % i, 'rail': 1}] for i in (1, 2)]
 
 
-# what tools/lab writes of its own: how Ansible reaches the nodes, their fabric addresses, where reports go
+# what tools/lab writes of its own: how Ansible reaches the nodes, their fabric addresses, where reports go, and one
+# MPI slot per rail
 LAB_OWN = {'ansible_host', 'ansible_user', 'ansible_python_interpreter', 'ansible_ssh_private_key_file',
-           'ansible_ssh_common_args', 'fabric_network_interfaces', 'fabric_network_rails', 'validate_report_dir'}
+           'ansible_ssh_common_args', 'fabric_network_interfaces', 'fabric_network_rails', 'validate_report_dir',
+           'mpi_hostfile_slots'}
 
 
 def lab_overrides(suite):
@@ -163,6 +165,8 @@ def test_the_inventory_sets_what_the_example_does_but_for_the_overrides_file(liv
     assert [name for name in overrides if example.get(name, missing) == overrides[name]] == []
     assert node['fabric_network_rails'] == [{'name': 'rail0', 'subnet': '10.78.15.0/24'},
                                             {'name': 'rail1', 'subnet': '10.79.15.0/24'}]
+    # a rank per rail, as a real node runs a rank per GPU on its own rail
+    assert node['mpi_hostfile_slots'] == 2
 
 
 def test_status_says_up_with_exit_0(live_lab):

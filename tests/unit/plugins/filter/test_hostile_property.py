@@ -243,7 +243,8 @@ def mpi_template_variables(variables, job_env):
             '__mpi_bin_dirs': [prefix + '/bin'], '__mpi_lib_dirs': [prefix + '/lib'],
             '__mpi_env_vars': {'MPI_HOME': prefix}, '__mpi_job_env': job_env,
             'mpi_mca_params': variables.get('mpi_mca_params') or defaults['mpi_mca_params'],
-            'mpi_mca_params_extra': variables.get('mpi_mca_params_extra') or {}}
+            'mpi_mca_params_extra': variables.get('mpi_mca_params_extra') or {},
+            'mpi_ucc': variables.get('mpi_ucc', defaults['mpi_ucc'])}
 
 
 def check_mpi_files(variables, job_env):
@@ -265,7 +266,8 @@ def check_mpi_files(variables, job_env):
     # Open MPI's MCA file: one "name = value" per parameter, the job environment as one ;-separated list
     lines = [line for line in render('mpi/templates/mca-params.conf.j2', **values).splitlines()
              if line and not line.startswith('#')]
-    params = dict(values['mpi_mca_params'], **values['mpi_mca_params_extra'])
+    params = dict({'coll_ucc_enable': 1, 'coll_ucc_priority': 100} if values['mpi_ucc'] else {},
+                  **dict(values['mpi_mca_params'], **values['mpi_mca_params_extra']))
     assert len(lines) == len(params) + (1 if job_env else 0), lines
     parsed = dict(line.split(' = ', 1) for line in lines)
     assert dict((k, parsed[k]) for k in params) == dict((k, str(v)) for k, v in params.items())

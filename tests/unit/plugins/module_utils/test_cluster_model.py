@@ -140,6 +140,59 @@ def test_rails_without_rdma_or_gpus_pin_the_netdev_and_no_gpu():
                      {'rail': 1, 'interface': 'fab1', 'net_device': 'fab1', 'local_rank': None, 'numa_node': None}]
 
 
+def eight_rail_h20_node(fixture_text):
+    """An HGX H20 node as recorded (GPU i next to mlx5_<i+1>, NUMA 0 for GPU0-3, 1 for GPU4-7) with eight RoCE ports
+    Active, cabled so that rail r is the NIC of GPU 7-r (the ports' facts are written here: no recorded sysfs tree has
+    eight ports)."""
+    rails = [{'name': 'rail%d' % r, 'subnet': '10.%d.0.0/24' % (100 + r)} for r in range(8)]
+    ports = dict(('mlx5_%d' % n, {'ports': {'1': {'state': 'Active', 'netdev': 'eth%d' % n, 'link_layer': 'Ethernet',
+                                                  'rate_gbps': 400, 'roce_v2_gid_index': 3}}}) for n in range(1, 9))
+    return {'fabric_network_rails': rails,
+            'fabric_network_interfaces': [{'name': 'eth%d' % (8 - r), 'address': '10.%d.0.11/24' % (100 + r), 'rail': r}
+                                          for r in range(8)],
+            'ansible_facts': {'ib': {'devices': ports},
+                              'gpu_topology': gpu_facts(fixture_text, 'h20-8gpu-nv18-nic-legend.txt')}}
+
+
+def test_each_rank_of_an_8_gpu_node_drives_its_gpu_its_nearest_nic_and_numa_node(fixture_text):
+    node = build_model({'gpu01': eight_rail_h20_node(fixture_text)}, ['gpu01'])['nodes']['gpu01']
+    assert [(rank['local_rank'], rank['gpu_index'], rank['net_devices'], rank['rail'], rank['numa_node'])
+            for rank in node['ranks']] == [(i, i, 'mlx5_%d:1' % (i + 1), 7 - i, 0 if i < 4 else 1) for i in range(8)]
+    # the rail runs of the isolation pair the same GPU with the same rail
+    assert [(rail['rail'], rail['local_rank']) for rail in node['rails']] == [(r, 7 - r) for r in range(8)]
+
+
+def test_a_rank_whose_rail_port_is_down_falls_back_to_the_active_ports_nearest_its_gpu(fixture_text):
+    hostvars = eight_rail_h20_node(fixture_text)
+    hostvars['ansible_facts']['ib']['devices']['mlx5_1']['ports']['1']['state'] = 'Down'
+    ranks = build_model({'gpu01': hostvars}, ['gpu01'])['nodes']['gpu01']['ranks']
+    # GPU0's own NIC is down and no other is next to it: its rank is left on the job environment's ports
+    assert (ranks[0]['net_devices'], ranks[0]['rail']) == (None, None)
+    assert ranks[1]['net_devices'] == 'mlx5_2:1'
+
+
+def test_gpus_that_share_their_nics_drive_the_rails_their_gpu_was_chosen_for(fixture_path, fixture_text):
+    # DGX A100: GPU0 and GPU1 both sit under mlx5_0 and mlx5_1; the pod's net1 (rail 0) is mlx5_0, net2 (rail 1) mlx5_1
+    node = pod_node(fixture_path)
+    node['ansible_facts']['gpu_topology'] = gpu_facts(fixture_text, 'dgx-a100-8gpu-nv12-nic-legend.txt')
+    ranks = build_model({'gpu01': node}, ['gpu01'])['nodes']['gpu01']['ranks']
+    assert [(rank['net_devices'], rank['rail']) for rank in ranks[:3]] == [('mlx5_0:1', 0), ('mlx5_1:1', 1), (None, None)]
+
+
+@pytest.mark.parametrize('slots, expected', [
+    (1, [('fab0,fab1', None)]),
+    (2, [('fab0', 0), ('fab1', 1)]),
+    (3, [('fab0', 0), ('fab1', 1), ('fab0', 0)]),
+])
+def test_without_gpus_the_slots_share_the_rails_round_robin(slots, expected):
+    hv = {'fabric_network_rails': RAILS, 'mpi_hostfile_slots': slots,
+          'fabric_network_interfaces': [{'name': 'fab0', 'address': '10.152.0.1/22', 'rail': 0},
+                                        {'name': 'fab1', 'address': '10.152.4.1/22', 'rail': 1}]}
+    ranks = build_model({'lab1': hv}, ['lab1'])['nodes']['lab1']['ranks']
+    assert [(rank['net_devices'], rank['rail']) for rank in ranks] == expected
+    assert all(rank['gpu_index'] is None and rank['numa_node'] is None for rank in ranks)
+
+
 def test_slots_unknown_without_gpu_facts_or_setting(fixture_path):
     model = build_model({'gpu01': pod_node(fixture_path)}, ['gpu01'])
     assert model['hostfile'][0]['slots'] is None and model['nodes']['gpu01']['slots_from'] is None

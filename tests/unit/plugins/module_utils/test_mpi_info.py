@@ -15,6 +15,9 @@ from ansible_collections.hpcfabric.cluster.plugins.module_utils.mpi_info import 
     stack_problems,
 )
 
+# the coll components of Debian's Open MPI builds: no ucc (Debian packages no UCC), no cuda (not CUDA-aware)
+DEBIAN12_COLL = ['adapt', 'basic', 'han', 'inter', 'libnbc', 'monitoring', 'self', 'sm', 'sync', 'tuned']
+DEBIAN13_COLL = ['adapt', 'basic', 'ftagree', 'han', 'inter', 'libnbc', 'monitoring', 'self', 'sm', 'sync', 'tuned']
 CUDA_BUILD_TRANSPORTS = ['cma', 'cuda_copy', 'cuda_ipc', 'dc_mlx5', 'gdr_copy', 'posix', 'rc_mlx5', 'rc_verbs',
                          'self', 'sysv', 'tcp', 'ud_mlx5', 'ud_verbs']
 
@@ -24,7 +27,8 @@ def test_debian_full_output_is_not_cuda_aware_although_mpi_ext_lists_cuda(fixtur
     # the trap: Debian's build lists the cuda MPI extension yet has no CUDA support
     assert 'options:mpi_ext:affinity, cuda, pcollreq' in text.splitlines()
     facts, warnings = parse_ompi_info(text)
-    assert facts == {'implementation': 'Open MPI', 'version': '4.1.4', 'cuda_aware': False}
+    assert facts == {'implementation': 'Open MPI', 'version': '4.1.4', 'cuda_aware': False,
+                     'coll_components': DEBIAN12_COLL}
     assert warnings == []
 
 
@@ -44,7 +48,7 @@ def test_documented_cuda_aware_build_is_true(fixture_text):
 
 def test_parsable_without_all_gives_version_and_null_cuda(fixture_text):
     facts, warnings = parse_ompi_info(fixture_text('ompi_info', 'openmpi-5.0.2-parsable-header.txt'))
-    assert facts == {'implementation': 'Open MPI', 'version': '5.0.2', 'cuda_aware': None}
+    assert facts == {'implementation': 'Open MPI', 'version': '5.0.2', 'cuda_aware': None, 'coll_components': None}
     assert len(warnings) == 1
     assert 'mpi_built_with_cuda_support:value' in warnings[0]
 
@@ -62,7 +66,7 @@ def test_mpi_extensions_alone_does_not_make_it_cuda_aware(fixture_text):
         text = fixture_text('ompi_info', name)
         assert 'cuda' in text and len(text.splitlines()) == 1
         facts, warnings = parse_ompi_info(text)
-        assert facts == {'implementation': 'Open MPI', 'version': None, 'cuda_aware': None}
+        assert facts == {'implementation': 'Open MPI', 'version': None, 'cuda_aware': None, 'coll_components': None}
         assert len(warnings) == 2
         assert warnings[1].startswith('ompi_info (human-readable form): no "mpi_built_with_cuda_support" parameter')
         assert 'names cuda on builds without CUDA support' in warnings[1]
@@ -76,7 +80,7 @@ def test_human_readable_grep_cuda_gives_cuda_aware(fixture_text, name):
     text = fixture_text('ompi_info', name)
     assert 'MPI extensions: affinity, cuda' in text
     facts, warnings = parse_ompi_info(text)
-    assert facts == {'implementation': 'Open MPI', 'version': None, 'cuda_aware': False}
+    assert facts == {'implementation': 'Open MPI', 'version': None, 'cuda_aware': False, 'coll_components': None}
     assert warnings == ["ompi_info (human-readable form): no 'Open MPI:' line; version unknown"]
 
 
@@ -86,7 +90,7 @@ def test_human_readable_true_value_and_version_line(fixture_text):
         '"mpi_built_with_cuda_support" (current value: "false"', '"mpi_built_with_cuda_support" (current value: "true"').replace(
         '"opal_built_with_cuda_support" (current value: "false"', '"opal_built_with_cuda_support" (current value: "true"')
     facts, warnings = parse_ompi_info('                Open MPI: 5.0.7\n' + text)
-    assert facts == {'implementation': 'Open MPI', 'version': '5.0.7', 'cuda_aware': True}
+    assert facts == {'implementation': 'Open MPI', 'version': '5.0.7', 'cuda_aware': True, 'coll_components': None}
     assert warnings == []
 
 
@@ -94,7 +98,8 @@ def test_open_mpi_5_full_parsable_output(fixture_text):
     text = fixture_text('ompi_info', 'debian13-openmpi-5.0.7-parsable-all.txt')
     assert 'mca:opal:base:param:opal_built_with_cuda_support:synonym:name:mpi_built_with_cuda_support' in text
     facts, warnings = parse_ompi_info(text)
-    assert facts == {'implementation': 'Open MPI', 'version': '5.0.7', 'cuda_aware': False}
+    assert facts == {'implementation': 'Open MPI', 'version': '5.0.7', 'cuda_aware': False,
+                     'coll_components': DEBIAN13_COLL}
     assert warnings == []
 
 
@@ -122,7 +127,7 @@ def test_ucx_error_line_in_ompi_info_output_is_skipped_and_named(fixture_text):
     # recorded in a chroot without /proc: UCX logs to stdout before ompi_info prints anything
     text = fixture_text('ompi_info', 'debian13-openmpi-5.0.7-no-proc-ucx-error.txt')
     facts, warnings = parse_ompi_info(text)
-    assert facts == {'implementation': 'Open MPI', 'version': '5.0.7', 'cuda_aware': False}
+    assert facts == {'implementation': 'Open MPI', 'version': '5.0.7', 'cuda_aware': False, 'coll_components': None}
     assert len(warnings) == 1
     assert warnings[0].startswith("ompi_info: ignored unreadable line 1: '[")
     assert warnings[0].endswith("UCX  ERROR failed to get boot id'")
@@ -252,6 +257,7 @@ def test_mpi_facts_combines_all_three(fixture_text, release, ompi, ucx):
                                 fixture_text('ucx_info', '%s-ucx-%s-d.txt' % (release, ucx)))
     assert facts == {
         'implementation': 'Open MPI', 'version': ompi, 'cuda_aware': False,
+        'coll_components': DEBIAN12_COLL if release == 'debian12' else DEBIAN13_COLL,
         'ucx': {'version': ucx, 'configured_with_cuda': False,
                 'transports': ['cma', 'posix', 'self', 'sysv', 'tcp']},
     }
@@ -283,6 +289,7 @@ def test_a_cuda_build_read_without_a_driver_passes_on_its_build_facts_alone(fixt
     facts = _facts(fixture_text, 'debian12-openmpi-4.1.4-cuda-source-parsable-all.txt',
                    'debian12-ucx-1.13.1-cuda-source-v.txt', 'debian12-ucx-1.13.1-cuda-source-d.txt')
     assert facts == {'implementation': 'Open MPI', 'version': '4.1.4', 'cuda_aware': True,
+                     'coll_components': sorted(DEBIAN12_COLL + ['cuda']),
                      'ucx': {'version': '1.13.1', 'configured_with_cuda': True,
                              'transports': ['cma', 'posix', 'self', 'sysv', 'tcp']}}
     assert stack_problems(facts, cuda=True, gpu_driver=False, expected={'ompi': '4.1.4', 'ucx': '1.13.1'}) == []
@@ -298,7 +305,7 @@ def test_a_cuda_build_read_with_its_driver_needs_nothing_more(fixture_text):
 
 
 def test_versions_other_than_installed_and_another_mpi_are_named():
-    facts = {'implementation': 'MPICH', 'version': '4.2.0', 'cuda_aware': None,
+    facts = {'implementation': 'MPICH', 'version': '4.2.0', 'cuda_aware': None, 'coll_components': None,
              'ucx': {'version': None, 'configured_with_cuda': None, 'transports': []}}
     assert stack_problems(facts, cuda=True, expected={'ompi': '4.1.4', 'ucx': '1.13.1'}) == [
         'the MPI is MPICH, not Open MPI',
@@ -306,3 +313,21 @@ def test_versions_other_than_installed_and_another_mpi_are_named():
         'UCX is version unknown, expected 1.13.1',
         'Open MPI is not CUDA-aware (mpi_built_with_cuda_support: unknown)',
         'UCX was not configured with CUDA (ucx_info -v: build flags unknown)']
+
+
+def test_coll_components_name_ucc_where_the_build_has_it(fixture_text):
+    # UCC's user guide: the one line `ompi_info | grep ucc` prints for an Open MPI built with UCC
+    facts, dummy = parse_ompi_info(fixture_text('ompi_info', 'openucx-ucc-user-guide-grep-ucc.txt'))
+    assert facts['coll_components'] == ['ucc']
+    assert stack_problems(dict(facts, ucx={}), ucc=True) == []
+
+
+def test_mpi_ucc_on_a_build_without_coll_ucc_is_named(fixture_text):
+    facts = mpi_facts(fixture_text('ompi_info', 'debian12-openmpi-4.1.4-parsable-all.txt'))[0]
+    assert stack_problems(facts) == []
+    assert stack_problems(facts, ucc=True) == [
+        'mpi_ucc asks for the coll/ucc component, which this Open MPI lacks (coll components: adapt, basic, han, inter, '
+        'libnbc, monitoring, self, sm, sync, tuned): HPC-X has it; a source build needs UCC and --with-ucc']
+    # a CUDA-aware source build has coll/cuda, which stages device buffers through host memory
+    cuda = parse_ompi_info(fixture_text('ompi_info', 'debian12-openmpi-4.1.4-cuda-source-parsable-all.txt'))[0]
+    assert 'cuda' in cuda['coll_components'] and 'ucc' not in cuda['coll_components']

@@ -46,7 +46,7 @@ def bench(busbw, correct=True, errors=None, world_size=2):
 
 def test_explicit_threshold():
     assert EXPLICIT == {'mode': 'explicit', 'description': 'explicit: 1.5 GB/s bus bandwidth', 'min_busbw_gbs': 1.5,
-                        'per_size_gbs': None}
+                        'per_size_gbs': None, 'applies_to': 'busbw'}
     assert allreduce_threshold('explicit', min_busbw_gbs=0)['min_busbw_gbs'] == 0.0
     assert allreduce_threshold('explicit', min_busbw_gbs='2.5')['min_busbw_gbs'] == 2.5
 
@@ -262,7 +262,7 @@ DERIVED_ALL_NODE = allreduce_threshold('derived', derived_fraction=0.4, node_rat
 def test_pair_threshold_of_multi_rail_nodes_is_one_ports_share():
     # eight 400G rails: the all-node threshold is 160 GB/s, which no single rail can carry
     pair = pair_threshold(DERIVED_ALL_NODE, derived_fraction=0.4, port_rates_gbps={'a': 400, 'b': 200})
-    assert pair == {'mode': 'derived', 'min_busbw_gbs': pytest.approx(10.0), 'per_size_gbs': None,
+    assert pair == {'mode': 'derived', 'min_busbw_gbs': pytest.approx(10.0), 'per_size_gbs': None, 'applies_to': 'busbw',
                     'description': 'derived: 0.4 × 200 Gb/s of b, the slowest Active fabric port (one rail) = 10 GB/s'}
 
 

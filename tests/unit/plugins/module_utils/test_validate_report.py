@@ -315,3 +315,57 @@ def test_many_drift_findings_are_cut_in_the_table_only():
     text = render_markdown(data)
     assert text.count('| kernel | 6.1.0-27-amd64 | 6.1.0-28-amd64 | validate_golden |') == 400
     assert '... and 50 more findings in report.json.' in text
+
+
+def engine_report():
+    """Three nodes, the ring judged (one rail of node03 slow) and MPI_Allreduce reported beside it."""
+    from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_collect import report_runs
+    hosts = ['node01', 'node02', 'node03']
+    rows = []
+    for power in range(6, 8):
+        size = MIB << power
+        rows.append({'engine': 'ring', 'size_bytes': size, 'time_us': 900.0, 'algbw_gbs': 0.2, 'busbw_gbs': 0.27,
+                     'correct': True, 'rails': [
+                         {'local_rank': 0, 'rail': 0, 'segment_bytes': size // 2, 'inter_us': 100.0, 'busbw_gbs': 0.4},
+                         {'local_rank': 1, 'rail': 1, 'segment_bytes': size // 2, 'inter_us': 900.0, 'busbw_gbs': 0.01}]})
+        rows.append({'engine': 'mpi', 'size_bytes': size, 'time_us': 950.0, 'algbw_gbs': 0.19, 'busbw_gbs': 0.25,
+                     'correct': True})
+    links = [{'rail': rail, 'local_rank': rail, 'src': src, 'dst': dst, 'bytes': 8 * MIB,
+              'gbs': 0.005 if (rail, src) == (1, 'node03') else 0.6}
+             for rail in (0, 1) for src in hosts for dst in hosts if src != dst]
+    full = {'world_size': 6, 'device': 'cpu', 'hosts': hosts, 'mpi': {'library_version': 'Open MPI v4.1.4'},
+            'engines': {'ring': {'algorithm': 'hierarchical ring: ...', 'nodes': 3, 'ranks_per_node': 2,
+                                 'hierarchical': True, 'links': links},
+                        'mpi': {'algorithm': "the MPI library's MPI_Allreduce", 'component': 'tuned'}},
+            'results': rows, 'errors': [], 'correct': True,
+            'job_environment': {'host': 'node01', 'differs_on': [], 'ranks': [
+                {'local_rank': rank, 'variables': {'UCX_NET_DEVICES': 'fab%d' % rank, 'HPCFABRIC_RAIL': str(rank),
+                                                   'UCX_TLS': 'tcp,self,sm'}} for rank in (0, 1)]}}
+    threshold = dict(allreduce_threshold('explicit', min_busbw_gbs=0.025), min_size_bytes=LARGE)
+    return {'cluster': {'hosts': hosts, 'world_size': 6, 'device': 'cpu'}, 'threshold': threshold,
+            'rail_threshold': threshold, 'link_rates': {'node_gbps': None, 'port_gbps': None},
+            'verdict': allreduce_verdict(full, threshold, LARGE, engine='ring', rail_threshold=threshold),
+            'runs': report_runs(full, None, 0, 'ring'), 'preflight': {}}
+
+
+def test_the_engines_stand_side_by_side_and_the_rings_slow_link_is_named():
+    text = render_markdown(engine_report())
+    lines = text.splitlines()
+    assert lines[0] == '# Allreduce validation: FAIL'
+    assert any(line.startswith('**FAIL**: 2 of 6 checks (sizes and rails) below threshold (explicit): rail 1 busbw 0.01')
+               and line.endswith('node03 sends slowly on rail 1 (node03 -> node01 0.005 GB/s, node03 -> node02 0.005 '
+                                 'GB/s)') for line in lines)
+    assert 'No link-rate bound: no node has Active RDMA ports with a known rate.' in lines
+    assert ('| ring | judged | 128 MiB | 0.27 | - | - | yes | hierarchical ring: ... |' in lines)
+    assert ("| mpi | reported | 128 MiB | 0.25 | - | - | yes | the MPI library's MPI_Allreduce; MPI_Allreduce served by "
+            "coll/tuned |") in lines
+    assert ('- **node03 sends slowly on rail 1**: node03 -> node01 0.005 GB/s, node03 -> node02 0.005 GB/s') in lines
+    assert '| 1 | node03 | node01 | 0.005 |' in lines
+    assert '| 1 | HPCFABRIC_RAIL=1 UCX_NET_DEVICES=fab1 UCX_TLS=tcp,self,sm |' in lines
+    assert 'Other nodes whose ranks ran with other values (the binding aside): none.' in lines
+    # the judged engine's sizes against the threshold, its rails against the rail threshold; the other one not judged
+    ring = text[text.index('### all nodes (6 ranks), ring engine'):text.index('### all nodes (6 ranks), mpi engine')]
+    assert '| 128 MiB | 900.0 | 0.2 | 0.27 | 0.025 | yes |' in ring
+    assert '| 128 MiB | 1 | 900.0 | 0.01 | 0.025 | **no** |' in ring
+    mpi = text[text.index('### all nodes (6 ranks), mpi engine'):]
+    assert 'reported, not judged' in mpi and '| 128 MiB | 950.0 | 0.19 | 0.25 | - | - |' in mpi

@@ -16,6 +16,7 @@ CUDA_BUILD_TRANSPORTS = ['cma', 'cuda_copy', 'cuda_ipc', 'dc_mlx5', 'gdr_copy', 
                          'self', 'sysv', 'tcp', 'ud_mlx5', 'ud_verbs']
 DEBIAN_MPI = {
     'implementation': 'Open MPI', 'version': '4.1.4', 'cuda_aware': False,
+    'coll_components': ['adapt', 'basic', 'han', 'inter', 'libnbc', 'monitoring', 'self', 'sm', 'sync', 'tuned'],
     'ucx': {'version': '1.13.1', 'configured_with_cuda': False, 'transports': ['cma', 'posix', 'self', 'sysv', 'tcp']},
 }
 
@@ -119,6 +120,7 @@ def test_fake_tools_on_path(run_module, fixture_path, fake_bin, check_mode):
     assert result['changed'] is False
     assert result['ansible_facts']['mpi'] == {
         'implementation': 'Open MPI', 'version': '4.1.4', 'cuda_aware': False,
+        'coll_components': DEBIAN_MPI['coll_components'],
         'ucx': {'version': '1.16.0', 'configured_with_cuda': True, 'transports': CUDA_BUILD_TRANSPORTS},
     }
 
