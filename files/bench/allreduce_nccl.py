@@ -22,8 +22,8 @@ import tempfile
 MULTI_RANK_GPU_VERSION = (2, 30, 0)
 MULTI_RANK_GPU_VARIABLE = 'NCCL_MULTI_RANK_GPU_ENABLE'
 # the INFO lines worth keeping: the transport, the devices and how they are addressed, the environment NCCL read
-DEBUG_KEEP = re.compile(r'NCCL INFO (NET/|Using network|NCCL_[A-Z_]+ set|.*\bnRanks\b|.*GID|.*[Tt]raffic class|'
-                        r'Bootstrap|cudaDriverVersion|NCCL version)')
+DEBUG_KEEP = re.compile(r'NCCL INFO (NET/|Using network|NCCL_[A-Z0-9_]+ set|.*\bnRanks\b|.*GID|.*[Tt]raffic class|'
+                        r'Bootstrap|cudaDriverVersion)')
 # one rank's kept lines at most: the JSON stays small at thousands of ranks
 DEBUG_LINES_PER_RANK = 40
 

@@ -10,6 +10,8 @@ taken as they are. Bad input raises :class:`ValueError`.
 
 from __future__ import annotations
 
+import re
+
 ENGINES = ('ring', 'mpi', 'nccl')
 # the engine a row without one came from: the benchmark before --engine ran MPI_Allreduce only
 LEGACY_ENGINE = 'mpi'
@@ -139,6 +141,60 @@ def slow_links(links, limit_gbs):
                   key=lambda link: link['gbs'])
 
 
+# what NCCL says it used, in the INFO lines the nccl engine keeps (files/bench/allreduce_nccl.py)
+_NCCL_NETWORK = re.compile(r'NCCL INFO Using network (\S+)')
+_NCCL_DEVICES = re.compile(r'NCCL INFO NET/IB : Using (.*?)(?:\[RO\])?\s*;\s*OOB')
+_NCCL_DEVICE = re.compile(r'([A-Za-z0-9_]+:\d+)/([A-Za-z]+)')
+_NCCL_SETTING = re.compile(r'NCCL INFO (NCCL_[A-Z0-9_]+) set (?:by environment )?to (.*?)\.?\s*$')
+
+
+def nccl_used(lines):
+    """What one host's NCCL INFO lines say NCCL used: ``{network, devices: [{device, link_layer}], settings: {NAME:
+    value}}`` - the transport (``IB``, ``Socket``, a plugin's ``IBext_v8``), the RDMA ports of ``NET/IB : Using`` and
+    the variables NCCL says it read (``NCCL_IB_TC set by environment to 106``); None where a line does not say."""
+    used = {'network': None, 'devices': [], 'settings': {}}
+    for line in lines or []:
+        text = str(line)
+        network = _NCCL_NETWORK.search(text)
+        if network:
+            used['network'] = network.group(1)
+        devices = _NCCL_DEVICES.search(text)
+        if devices:
+            used['devices'] = [{'device': device, 'link_layer': layer} for device, layer in _NCCL_DEVICE.findall(devices.group(1))]
+        setting = _NCCL_SETTING.search(text)
+        if setting:
+            used['settings'][setting.group(1)] = setting.group(2).strip()
+    return used
+
+
+def _hca_names(value):
+    """The ports an ``NCCL_IB_HCA`` value selects (its ``=`` exact-match prefix dropped); None for an exclusion list."""
+    value = str(value or '').strip()
+    if value.startswith('^'):
+        return None
+    return [name for name in value.lstrip('=').split(',') if name]
+
+
+def nccl_mismatches(used, environment):
+    """Where what NCCL says it used differs from the job environment the rank had (``{NAME: value}``): a variable NCCL
+    read with another value, a device outside ``NCCL_IB_HCA``, the socket transport where the job names RDMA ports."""
+    found = []
+    environment = environment or {}
+    for name, value in sorted((used.get('settings') or {}).items()):
+        if name in environment and str(environment[name]).strip() != value:
+            found.append('NCCL read %s=%s, the job environment has %s' % (name, value, environment[name]))
+    wanted = _hca_names(environment.get('NCCL_IB_HCA'))
+    if wanted:
+        for entry in used.get('devices') or []:
+            device = entry['device']
+            if device not in wanted and device.split(':')[0] not in wanted:
+                found.append('NCCL used %s, which NCCL_IB_HCA=%s leaves out' % (device, environment['NCCL_IB_HCA']))
+        if used.get('network') == 'Socket':
+            found.append('NCCL used sockets although the job environment names RDMA ports (NCCL_IB_HCA=%s)'
+                         % environment['NCCL_IB_HCA'])
+    return found
+
+
 def _largest(rows):
     rows = [row for row in rows if isinstance(row, dict) and row.get('size_bytes')]
     return max(rows, key=lambda row: row['size_bytes']) if rows else None
@@ -146,8 +202,9 @@ def _largest(rows):
 
 def engines_summary(runs, node_gbps=None):
     """One entry per engine of the all-node job (the report's runs that name an ``engine``, judged first):
-    ``{engine, judged, algorithm, size_bytes, busbw_gbs, bound_gbs, ratio, component, note, correct, rails, links}``
-    at the largest size; ``rails`` and ``links`` are the ring's."""
+    ``{engine, judged, algorithm, size_bytes, busbw_gbs, bound_gbs, ratio, component, note, correct, rails, links,
+    version, debug}`` at the largest size; ``rails`` and ``links`` are the ring's, ``version`` and ``debug`` (each
+    host's kept NCCL INFO lines) NCCL's."""
     summary = []
     for run in runs or []:
         if not isinstance(run, dict) or not run.get('engine'):
@@ -165,5 +222,6 @@ def engines_summary(runs, node_gbps=None):
             'note': described.get('note') or '; '.join(described.get('notes') or []) or None,
             'correct': bench.get('correct'),
             'rails': (largest or {}).get('rails') or [], 'links': described.get('links') or [],
+            'version': described.get('version'), 'debug': described.get('debug'),
         })
     return summary

@@ -13,7 +13,9 @@ with ``--system-site-packages`` from the base interpreter of the Python the mpi 
   in a ``.pth`` file: it runs the mpi4py the mpi role built and verified (nothing compiled twice), and follows the
   fact when the MPI moves to a new prefix.
 - ``--device cuda`` adds CuPy for the node's CUDA major version (``cupy-cuda11x``, ``12x``, ``13x``), read from the
-  CUDA toolkit's ``version.json`` (``version.txt`` before CUDA 11.1), unless the inventory names the package.
+  CUDA toolkit's ``version.json`` (``version.txt`` before CUDA 11.1), unless the inventory names the package; and,
+  where the validation runs the ``nccl`` engine, NCCL's wheel for the same major version (``nvidia-nccl-cu12``, ...),
+  which CuPy's NCCL bindings load (CuPy 13+), unless the inventory names that one too.
 
 What runs on the node to learn the interpreters' layout and imports is the role's ``__validate_import_script``;
 ``read_report`` reads what it prints.
@@ -26,6 +28,9 @@ import re
 
 # CuPy publishes one wheel series per CUDA major version; CUDA 10 and older have none any more
 CUPY_BY_CUDA_MAJOR = {11: 'cupy-cuda11x', 12: 'cupy-cuda12x', 13: 'cupy-cuda13x'}
+# NVIDIA's NCCL wheels, one series per CUDA major version; CuPy's NCCL bindings load libnccl.so.2 from them
+NCCL_BY_CUDA_MAJOR = {11: 'nvidia-nccl-cu11', 12: 'nvidia-nccl-cu12', 13: 'nvidia-nccl-cu13'}
+_CUPY_SERIES_RE = re.compile(r'^cupy-cuda(\d+)x\b')
 PTH_NAME = 'hpcfabric-mpi4py.pth'
 _TXT_RE = re.compile(r'^CUDA Version\s+([0-9]+(?:\.[0-9]+)*)\s*$', re.MULTILINE)
 _VERSION_RE = re.compile(r'^([0-9]+)\.[0-9]+')
@@ -80,6 +85,25 @@ def cupy_choice(explicit, cuda_home, version_json=None, version_txt=None):
     return {'package': CUPY_BY_CUDA_MAJOR[major], 'cuda_version': version, 'problem': None}
 
 
+def nccl_choice(explicit, cupy_package, cuda_version):
+    """Which NCCL to install beside CuPy: ``{package, problem}``. ``explicit`` (validate_nccl_package) wins; otherwise
+    the series for the CUDA major version of the toolkit (``cuda_version``), else of the CuPy series named in
+    ``cupy_package`` (``cupy-cuda12x``); ``problem`` names the variable when neither tells."""
+    if explicit:
+        return {'package': explicit, 'problem': None}
+    major = None
+    if cuda_version and _VERSION_RE.match(cuda_version):
+        major = int(_VERSION_RE.match(cuda_version).group(1))
+    elif cupy_package and _CUPY_SERIES_RE.match(cupy_package):
+        major = int(_CUPY_SERIES_RE.match(cupy_package).group(1))
+    if major not in NCCL_BY_CUDA_MAJOR:
+        return {'package': None,
+                'problem': ('the nccl engine needs NCCL for the CUDA major version, which %s does not tell: set '
+                            'validate_nccl_package (e.g. nvidia-nccl-cu12)' % (
+                                'CUDA %s' % cuda_version if cuda_version else 'validate_cupy_package=%s' % cupy_package))}
+    return {'package': NCCL_BY_CUDA_MAJOR[major], 'problem': None}
+
+
 def read_report(stdout):
     """What ``__validate_import_script`` printed (its last line): ``{version, prefix, base_prefix, purelib, platlib,
     modules: {name: {file, version} | {error}}}``. ValueError when it is not that."""
@@ -119,10 +143,12 @@ def settings_problems(settings):
         value = settings.get(name)
         if value is not None and (not isinstance(value, str) or not value.startswith('/')):
             problems.append('%s must be an absolute path, got %r' % (name, value))
-    package = settings.get('validate_cupy_package')
-    if package is not None and (not isinstance(package, str) or not _REQUIREMENT_RE.match(package)):
-        problems.append('validate_cupy_package must be one pip requirement (a name and optional version clauses, e.g. '
-                        'cupy-cuda12x or cupy-cuda12x==13.6.0), got %r' % (package,))
+    for name, example in (('validate_cupy_package', 'cupy-cuda12x or cupy-cuda12x==13.6.0'),
+                          ('validate_nccl_package', 'nvidia-nccl-cu12 or nvidia-nccl-cu12==2.28.9')):
+        package = settings.get(name)
+        if package is not None and (not isinstance(package, str) or not _REQUIREMENT_RE.match(package)):
+            problems.append('%s must be one pip requirement (a name and optional version clauses, e.g. %s), got %r'
+                            % (name, example, package))
     environment = settings.get('validate_pip_environment')
     if not isinstance(environment, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in environment.items()):
         # the values are not shown: they may hold a proxy's password
@@ -133,7 +159,8 @@ def settings_problems(settings):
 def plan(inputs):
     """What the bench environment of one node is to be, from what the role read there.
 
-    ``inputs``: ``venv`` (its directory), ``device``, ``cupy_package``, ``cuda_home``, ``version_json`` and
+    ``inputs``: ``venv`` (its directory), ``device``, ``cupy_package``, ``nccl`` (the validation runs the nccl
+    engine), ``nccl_package``, ``cuda_home``, ``version_json`` and
     ``version_txt`` (the toolkit's files' text, or null), ``mpi4py_python`` (the recorded interpreter),
     ``probe`` (what the import script printed when run by it, or null when it did not run: ``probe_error`` says
     why), ``pyvenv_cfg`` (the venv's, or null when
@@ -153,6 +180,12 @@ def plan(inputs):
             result['problems'].append(choice['problem'])
         else:
             result['packages'].append(choice['package'])
+            if inputs.get('nccl'):
+                nccl = nccl_choice(inputs.get('nccl_package'), choice['package'], choice['cuda_version'])
+                if nccl['problem']:
+                    result['problems'].append(nccl['problem'])
+                else:
+                    result['packages'].append(nccl['package'])
     python = inputs.get('mpi4py_python')
     if inputs.get('probe') is None:
         if not inputs.get('tools_problems'):
@@ -197,6 +230,11 @@ def problems(stdout, wanted):
     for name, module in sorted(report['modules'].items()):
         if 'error' in module:
             found.append('the bench Python cannot import %s (%s)' % (name, module['error']))
+        elif module.get('available') is False:
+            # a module that imports without its library: CuPy's NCCL bindings without libnccl.so.2
+            found.append('the bench Python imports %s, which finds no library to use (%s.available is false): for '
+                         'cupy.cuda.nccl install NVIDIA\'s NCCL wheel for the CUDA major version (validate_nccl_package)'
+                         % (name, name))
     mpi4py = report['modules'].get('mpi4py', {})
     if wanted.get('mpi4py') and mpi4py.get('file') and mpi4py['file'] != wanted['mpi4py']:
         found.append('the bench Python imports mpi4py from %s, not the one built for this MPI (%s)'

@@ -8,7 +8,7 @@ The report dict is documented in the ``allreduce_report`` module's ``report`` op
 from __future__ import annotations
 
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.bench_engines import (
-    LINKS_SHOWN, engines_summary, link_suspects, rail_name, slow_links,
+    LINKS_SHOWN, engines_summary, link_suspects, nccl_mismatches, nccl_used, rail_name, slow_links,
 )
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.node_verdicts import PASS, RANK, node_verdicts
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_checks import (
@@ -154,6 +154,29 @@ def _job_environment_lines(environment):
     return lines
 
 
+def _nccl_lines(item, environment):
+    """What NCCL said it used on each host, against the job environment of the first node's first rank."""
+    debug = item.get('debug')
+    if item['engine'] != 'nccl' or not isinstance(debug, dict):
+        return []
+    ranks = (environment or {}).get('ranks') or [{}]
+    wanted = ranks[0].get('variables') or {}
+    lines = ['### NCCL', '']
+    if not debug:
+        return lines + ['NCCL %s left no INFO lines to read (the job set NCCL_DEBUG itself?).' % (item.get('version') or ''), '']
+    hosts = sorted(debug)
+    used = nccl_used(debug[hosts[0]])
+    lines.append('What NCCL %s said it used on %s: network %s; devices %s; variables it read: %s.' % (
+        item.get('version') or '?', hosts[0], used['network'] or 'not said',
+        ', '.join('%s (%s)' % (entry['device'], entry['link_layer']) for entry in used['devices']) or 'none named',
+        ', '.join('%s=%s' % pair for pair in sorted(used['settings'].items())) or 'none'))
+    found = ['%s: %s' % (host, problem) for host in hosts for problem in nccl_mismatches(nccl_used(debug[host]), wanted)]
+    lines += [''] + (['Against the job environment of %s:' % (environment or {}).get('host'), '']
+                     + ['- **%s**' % _cell(problem) for problem in found] if found else
+                     ['Against the job environment of %s: no difference.' % (environment or {}).get('host')]) + ['']
+    return lines
+
+
 def _engines_section(report):
     """The all-node job's engines side by side, against what the slowest node's fabric allows them."""
     rates = report.get('link_rates') or {}
@@ -175,7 +198,10 @@ def _engines_section(report):
             for item in summary]
     lines += _table(['engine', 'verdict', 'largest size', 'busbw (GB/s)', 'link-rate bound (GB/s)', 'ratio', 'correct',
                      'how'], rows) + ['']
-    lines += _job_environment_lines(((report.get('runs') or [{}])[0].get('bench') or {}).get('job_environment'))
+    environment = ((report.get('runs') or [{}])[0].get('bench') or {}).get('job_environment')
+    lines += _job_environment_lines(environment)
+    for item in summary:
+        lines += _nccl_lines(item, environment)
     # a calibrated one-rail threshold has a value per size: links are then shown slowest first, none called slow
     rail_limit = (report.get('rail_threshold') or {}).get('min_busbw_gbs')
     for item in summary:

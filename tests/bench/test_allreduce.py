@@ -240,3 +240,32 @@ def test_bad_arguments_print_once_under_mpirun(mpirun):
     proc = mpirun('allreduce.py', '--iters', '0', np=2)
     assert proc.returncode == 2
     assert proc.stderr.count('allreduce.py: error:') == 1
+
+
+@pytest.fixture(scope='session')
+def nccl_engine():
+    """files/bench/allreduce_nccl.py, for its pure functions (it imports CuPy only when an engine is built)."""
+    import importlib.util  # pylint: disable=import-outside-toplevel
+    from pathlib import Path  # pylint: disable=import-outside-toplevel
+    spec = importlib.util.spec_from_file_location('hpcfabric_bench_allreduce_nccl',
+                                                  Path(__file__).resolve().parents[2] / 'files' / 'bench' / 'allreduce_nccl.py')
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_nccl_engine_keeps_the_lines_that_say_what_nccl_used(nccl_engine):
+    from pathlib import Path  # pylint: disable=import-outside-toplevel
+    text = (Path(__file__).resolve().parents[1] / 'unit' / 'fixtures' / 'nccl-debug' / 'nccl-tests-373-merged-nics.txt').read_text()
+    kept = nccl_engine.kept_debug_lines(text)
+    # the host:pid:tid prefix dropped; what names the network, its devices, the variables and the ranks kept
+    assert kept[0] == 'NCCL INFO cudaDriverVersion 12020'
+    assert ('NCCL INFO NET/IB : Using [0]={[0] mlx5_2:1/RoCE, [1] mlx5_3:1/RoCE} [1]={[2] mlx5_0:1/RoCE, [3] '
+            'mlx5_1:1/RoCE} [RO]; OOB bond0.526:169.136.106.9<0>') in kept
+    assert 'NCCL INFO Using network IBext_v8' in kept and 'NCCL INFO NCCL_P2P_LEVEL set by environment to LOC' in kept
+    assert not any('Setting affinity' in line or 'Plugin Path' in line for line in kept)
+
+
+@pytest.mark.parametrize('code, version', [(22809, (2, 28, 9)), (23004, (2, 30, 4)), (2708, (2, 7, 8))])
+def test_nccl_version_codes(nccl_engine, code, version):
+    assert nccl_engine.version_tuple(code) == version

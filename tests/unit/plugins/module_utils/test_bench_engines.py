@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.bench_engines import (
-    engine_bench, engine_rows, engines_summary, link_rate_bound, link_suspects, rail_checks,
+    engine_bench, engine_rows, engines_summary, link_rate_bound, link_suspects, nccl_mismatches, nccl_used, rail_checks,
 )
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_checks import (
     allreduce_threshold, allreduce_verdict, pair_threshold, threshold_inputs,
@@ -253,3 +253,36 @@ def test_rows_without_engines_are_one_engines():
     assert engine_rows(old, 'ring') == old['results']
     assert engine_bench(old, 'ring')['results'] == old['results']
     assert rail_checks(old['results'], lambda size: 1.0, 0) == []
+
+
+# what NCCL says it used, from its INFO lines (tests/unit/fixtures/nccl-debug, see SOURCES.md)
+
+def test_nccl_names_its_network_ports_and_the_variables_it_read(fixture_text):
+    used = nccl_used(fixture_text('nccl-debug', 'nccl-1052-roce-hca-set.txt').splitlines())
+    assert used == {'network': 'IB', 'devices': [{'device': 'mlx5_4:1', 'link_layer': 'RoCE'}],
+                    'settings': {'NCCL_IB_HCA': 'mlx5_4'}}
+    # HPC-X's plugin, and NCCL's merged NICs: every port of every merged NIC
+    merged = nccl_used(fixture_text('nccl-debug', 'nccl-tests-373-merged-nics.txt').splitlines())
+    assert merged['network'] == 'IBext_v8'
+    assert [entry['device'] for entry in merged['devices']] == ['mlx5_2:1', 'mlx5_3:1', 'mlx5_0:1', 'mlx5_1:1']
+    assert merged['settings'] == {'NCCL_P2P_LEVEL': 'LOC'}
+    # the full stop NCCL ends some lines with is not part of the value
+    gid = nccl_used(fixture_text('nccl-debug', 'nccl-1814-gid-socket-ifname.txt').splitlines())
+    assert gid['settings'] == {'NCCL_SOCKET_IFNAME': 'bond0', 'NCCL_IB_GID_INDEX': '3'}
+    assert gid['network'] is None and gid['devices'] == []
+
+
+def test_what_nccl_used_is_held_against_the_job_environment(fixture_text):
+    gid = nccl_used(fixture_text('nccl-debug', 'nccl-1814-gid-socket-ifname.txt').splitlines())
+    assert nccl_mismatches(gid, {'NCCL_IB_GID_INDEX': '3', 'NCCL_SOCKET_IFNAME': 'bond0'}) == []
+    assert nccl_mismatches(gid, {'NCCL_IB_GID_INDEX': '5', 'NCCL_SOCKET_IFNAME': 'bond0'}) == [
+        'NCCL read NCCL_IB_GID_INDEX=3, the job environment has 5']
+    roce = nccl_used(fixture_text('nccl-debug', 'nccl-1052-roce-hca-set.txt').splitlines())
+    assert nccl_mismatches(roce, {'NCCL_IB_HCA': '=mlx5_0:1,mlx5_1:1'}) == [
+        'NCCL read NCCL_IB_HCA=mlx5_4, the job environment has =mlx5_0:1,mlx5_1:1',
+        'NCCL used mlx5_4:1, which NCCL_IB_HCA==mlx5_0:1,mlx5_1:1 leaves out']
+    # an exclusion list names no port NCCL must use
+    assert nccl_mismatches(dict(roce, settings={}), {'NCCL_IB_HCA': '^mlx5_0'}) == []
+    sockets = {'network': 'Socket', 'devices': [], 'settings': {}}
+    assert nccl_mismatches(sockets, {'NCCL_IB_HCA': '=mlx5_4:1'}) == [
+        'NCCL used sockets although the job environment names RDMA ports (NCCL_IB_HCA==mlx5_4:1)']

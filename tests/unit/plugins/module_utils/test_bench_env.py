@@ -15,7 +15,8 @@ import pytest
 import yaml
 
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.bench_env import (
-    PTH_NAME, cuda_toolkit_version, cupy_choice, plan, problems, pyvenv_cfg, read_report, settings_problems)
+    PTH_NAME, cuda_toolkit_version, cupy_choice, nccl_choice, plan, problems, pyvenv_cfg, read_report,
+    settings_problems)
 
 ROOT = Path(__file__).resolve().parents[4]
 SCRIPT = yaml.safe_load((ROOT / 'roles' / 'validate' / 'vars' / 'main.yml').read_text())['__validate_import_script']
@@ -68,10 +69,52 @@ def test_the_inventory_package_wins_without_reading_the_toolkit():
     assert cupy_choice('cupy-cuda12x==13.6.0', '/usr/local/cuda', 'garbage')['package'] == 'cupy-cuda12x==13.6.0'
 
 
+# --- which NCCL ----------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize('explicit, cupy, cuda, package', [
+    (None, 'cupy-cuda12x', '12.1.20230222', 'nvidia-nccl-cu12'),
+    # the inventory named CuPy, so the toolkit was not read: its series tells the CUDA major version
+    (None, 'cupy-cuda13x==14.0.1', None, 'nvidia-nccl-cu13'),
+    (None, 'cupy-cuda11x', None, 'nvidia-nccl-cu11'),
+    ('nvidia-nccl-cu12==2.28.9', 'cupy-cuda12x', '12.4.1', 'nvidia-nccl-cu12==2.28.9'),
+])
+def test_nccl_follows_the_cuda_major_version_cupy_was_chosen_for(explicit, cupy, cuda, package):
+    assert nccl_choice(explicit, cupy, cuda) == {'package': package, 'problem': None}
+
+
+def test_an_nccl_that_cannot_be_told_names_the_variable():
+    problem = nccl_choice(None, 'cupy', None)['problem']
+    assert problem.startswith('the nccl engine needs NCCL for the CUDA major version, which validate_cupy_package=cupy '
+                              'does not tell') and 'validate_nccl_package' in problem
+
+
+def test_the_nccl_engine_adds_nccls_wheel_beside_cupy(fixture_text):
+    inputs = base_inputs(device='cuda', version_json=fixture_text('cuda', '12.1-version.json'), probe=debian_probe())
+    assert plan(inputs)['packages'] == ['cupy-cuda12x']
+    assert plan(dict(inputs, nccl=True))['packages'] == ['cupy-cuda12x', 'nvidia-nccl-cu12']
+    assert plan(dict(inputs, nccl=True, nccl_package='nvidia-nccl-cu12==2.30.4'))['packages'] == [
+        'cupy-cuda12x', 'nvidia-nccl-cu12==2.30.4']
+
+
+def test_a_module_that_imports_without_its_library_is_named(tmp_path):
+    # cupy.cuda.nccl imports where libnccl.so.2 is missing and says so in its `available`: here a stand-in module
+    (tmp_path / 'fake_nccl.py').write_text('available = False\n')
+    (tmp_path / 'fake_lib.py').write_text('available = True\n')
+    proc = subprocess.run([sys.executable, '-c', SCRIPT, 'fake_nccl,fake_lib,json'], capture_output=True, text=True,
+                          check=True, timeout=60, env=dict(os.environ, PYTHONPATH=str(tmp_path)))
+    report = read_report(proc.stdout)
+    assert (report['modules']['fake_nccl']['available'], report['modules']['fake_lib']['available']) == (False, True)
+    assert 'available' not in report['modules']['json']
+    assert problems(proc.stdout, {}) == [
+        "the bench Python imports fake_nccl, which finds no library to use (fake_nccl.available is false): for "
+        "cupy.cuda.nccl install NVIDIA's NCCL wheel for the CUDA major version (validate_nccl_package)"]
+
+
 # --- settings ------------------------------------------------------------------------------------------------------
 
 SETTINGS = {'validate_wheelhouse_src': None, 'validate_pip_index_url': None, 'validate_cuda_home': '/usr/local/cuda',
-            'validate_bench_dir': '/opt/hpcfabric/bench', 'validate_cupy_package': None, 'validate_pip_environment': {}}
+            'validate_bench_dir': '/opt/hpcfabric/bench', 'validate_cupy_package': None, 'validate_nccl_package': None,
+            'validate_pip_environment': {}}
 
 
 def test_the_defaults_hold():
@@ -84,6 +127,7 @@ def test_the_defaults_hold():
     ({'validate_cuda_home': 'cuda'}, "validate_cuda_home must be an absolute path, got 'cuda'"),
     ({'validate_cupy_package': 'cupy-cuda12x; rm -rf /'}, 'validate_cupy_package must be one pip requirement'),
     ({'validate_cupy_package': 'https://evil.example/cupy.whl'}, 'validate_cupy_package must be one pip requirement'),
+    ({'validate_nccl_package': 'nvidia-nccl-cu12 --index-url http://x'}, 'validate_nccl_package must be one pip requirement'),
     ({'validate_pip_environment': {'PIP_TIMEOUT': 60}}, 'validate_pip_environment must map variable names to strings'),
 ])
 def test_bad_settings_are_named(changes, start):

@@ -369,3 +369,18 @@ def test_the_engines_stand_side_by_side_and_the_rings_slow_link_is_named():
     assert '| 128 MiB | 1 | 900.0 | 0.01 | 0.025 | **no** |' in ring
     mpi = text[text.index('### all nodes (6 ranks), mpi engine'):]
     assert 'reported, not judged' in mpi and '| 128 MiB | 950.0 | 0.19 | 0.25 | - | - |' in mpi
+
+
+def test_the_report_says_what_nccl_used_and_where_it_differs_from_the_job_environment(fixture_text):
+    from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_collect import report_runs
+    report = engine_report()
+    bench = report['runs'][0]['bench']
+    full = dict(bench, results=bench['results'] + [dict(row, engine='nccl') for row in bench['results']],
+                engines=dict(bench['engines'], nccl={'algorithm': "NCCL's ncclAllReduce", 'version': '2.18.5',
+                                                     'debug': {'node01': fixture_text('nccl-debug', 'nccl-1052-roce-hca-set.txt').splitlines()}}))
+    full['job_environment']['ranks'][0]['variables']['NCCL_IB_HCA'] = '=mlx5_4:1'
+    report['runs'] = report_runs(full, None, 0, 'ring')
+    lines = render_markdown(report).splitlines()
+    assert ('What NCCL 2.18.5 said it used on node01: network IB; devices mlx5_4:1 (RoCE); variables it read: '
+            'NCCL_IB_HCA=mlx5_4.') in lines
+    assert '- **node01: NCCL read NCCL_IB_HCA=mlx5_4, the job environment has =mlx5_4:1**' in lines
