@@ -12,9 +12,6 @@ from __future__ import annotations
 
 import re
 
-ENGINES = ('ring', 'mpi', 'nccl')
-# the engine a row without one came from: the benchmark before --engine ran MPI_Allreduce only
-LEGACY_ENGINE = 'mpi'
 # report.md lists this many of the ring's slowest links
 LINKS_SHOWN = 12
 

@@ -396,15 +396,19 @@ def _judged_rows(bench, engine):
     return _rows(dict(bench, results=engine_rows(bench, engine)), 'bench JSON')
 
 
+def suspect_text(suspect):
+    """``(who, evidence)`` of one of ``link_suspects``: ``node03 sends slowly on rail 1`` and its links with their
+    rates, as the verdict and report.md say them."""
+    return ('%s %s slowly on rail %s' % (suspect['host'], suspect['direction'], suspect['rail']),
+            ', '.join('%s -> %s %s GB/s' % (link['src'], link['dst'], format_gbs(link['gbs'])) for link in suspect['links']))
+
+
 def _link_evidence(bench, engine, limit):
     """What the ring's link probe says about the rails below ``limit``: the ends it blames, else the slowest link."""
     links = ((bench.get('engines') or {}).get(engine or '') or {}).get('links') or []
     suspects = link_suspects(links, limit)
     if suspects:
-        return '; '.join('%s %s slowly on rail %s (%s)' % (
-            item['host'], item['direction'], item['rail'], ', '.join(
-                '%s -> %s %s GB/s' % (link['src'], link['dst'], format_gbs(link['gbs'])) for link in item['links']))
-            for item in suspects)
+        return '; '.join('%s (%s)' % suspect_text(item) for item in suspects)
     slow = slow_links(links, limit)
     if slow:
         return 'slowest link: rail %s %s -> %s %s GB/s' % (slow[0].get('rail') if slow[0].get('rail') is not None

@@ -14,6 +14,7 @@ from ansible_collections.hpcfabric.cluster.plugins.module_utils.node_verdicts im
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_checks import (
     format_gbs,
     human_size,
+    suspect_text,
     threshold_at,
 )
 
@@ -211,9 +212,7 @@ def _engines_section(report):
                   'Every rail ring\'s links, each timed on its own with all rails at once (%s each way).'
                   % human_size(item['links'][0].get('bytes') or 0), '']
         suspects = link_suspects(item['links'], rail_limit)
-        for found in suspects:
-            lines.append('- **%s %s slowly on rail %s**: %s' % (found['host'], found['direction'], found['rail'], ', '.join(
-                '%s -> %s %s GB/s' % (link['src'], link['dst'], format_gbs(link['gbs'])) for link in found['links'])))
+        lines += ['- **%s**: %s' % suspect_text(found) for found in suspects]
         lines += [''] if suspects else []
         slow = slow_links(item['links'], rail_limit)
         shown = slow if slow else sorted(item['links'], key=lambda link: link.get('gbs') or 0)
