@@ -61,10 +61,10 @@ lab: setup ## start a lab of LAB_NODES (default 4) Debian LAB_SUITE (bookworm, o
 lab-down: ## remove the lab: containers, networks, firewall rules, proxy
 	@tools/lab down
 
-gpu-proof: ## on an NVIDIA node (no network): CUDA-aware MPI from the bundle, facts, GPU allreduce, smoke training; outputs in GPU_PROOF_OUT
+gpu-proof: ## on an NVIDIA node (no network, no compiler): the bundle's CUDA-aware MPI, facts, GPU allreduce engines against the GPU's limit, smoke training; outputs in GPU_PROOF_OUT
 	@tests/gpu/proof.sh
 
-gpu-proof-bundle: setup ## on a networked machine: the UCX/Open MPI tarballs and wheels gpu-proof needs, in .cache/gpu-proof-bundle
+gpu-proof-bundle: setup ## on a networked machine, after molecule mpi_cuda: its CUDA-aware MPI package and the wheels gpu-proof needs, in .cache/gpu-proof-bundle
 	@.venv/bin/python tests/gpu/bundle.py
 
 clean: lab-down ## remove the lab, the venv and every cache

@@ -12,6 +12,8 @@ Engines (--engine, a comma list runs each in turn in the same launch):
         allgather within the node (allreduce_ring.py); it times each phase and each rail, then every link of every rail
   mpi   the MPI library's MPI_Allreduce, what an MPI application gets; Open MPI says which coll component serves it
   nccl  NCCL's ncclAllReduce through CuPy's NCCL bindings, the unique id broadcast over MPI (allreduce_nccl.py)
+  ipc   one node's limit: every rank sums its part of all ranks' buffers read through CUDA IPC (an MPI shared-memory
+        window on the host), then copies the others' parts (allreduce_ipc.py); it also times a device copy
 
 Numbers follow nccl-tests: the time of a size is the slowest rank's mean time per call,
 algbw = bytes / time and busbw = algbw * 2(n-1)/n (0 for a single rank, as in nccl-tests).
@@ -39,7 +41,7 @@ RANK_VARIABLES = ('OMPI_COMM_WORLD_RANK', 'PMIX_RANK', 'PMI_RANK', 'SLURM_PROCID
 MAX_ERRORS_PER_SIZE = 4
 PROG = os.path.basename(sys.argv[0]) or 'allreduce.py'
 # in the order --engine lists them when asked for all
-ENGINES = ('ring', 'mpi', 'nccl')
+ENGINES = ('ring', 'mpi', 'nccl', 'ipc')
 # the launch wrapper (rank_env.sh) names the GPU of each rank of an all-node job, from the cluster model
 GPU_VARIABLE = 'HPCFABRIC_GPU'
 # the link probe's message: the largest size's share of one rank, at most this
@@ -456,6 +458,7 @@ def job_environment(comm, host, local_rank):
 def build_engines(ctx, names, max_count):
     """The engines asked for, in order, or None after rank 0 said why one cannot run here (collective)."""
     # beside this script, which Python puts first on sys.path
+    import allreduce_ipc  # pylint: disable=import-outside-toplevel
     import allreduce_nccl  # pylint: disable=import-outside-toplevel
     from allreduce_ring import RingEngine  # pylint: disable=import-outside-toplevel
     problem = None
@@ -472,6 +475,13 @@ def build_engines(ctx, names, max_count):
             engines.append(RingEngine(ctx, max_count, ctx.args.ranks_per_node))
         elif name == 'mpi':
             engines.append(MpiEngine(ctx))
+        elif name == 'ipc':
+            try:
+                engines.append(allreduce_ipc.IpcEngine(ctx))
+            except allreduce_ipc.Unavailable as exc:
+                # raised on every rank alike (a collective answer)
+                agree_on_problems(ctx.comm, ctx.host, exc)
+                return None
         else:
             try:
                 engines.append(allreduce_nccl.NcclEngine(ctx))
@@ -501,6 +511,11 @@ def run_sweep(ctx, engines, args):  # pylint: disable=too-many-locals
     send = xp.tile(xp.asarray(rank_pattern(rank), dtype=xp.float32), reps)[:max_count]
     expected = xp.tile(xp.asarray(expected_pattern(world), dtype=xp.float32), reps)[:max_count]
     recv = xp.empty_like(send)
+    # an engine that maps the other ranks' buffers (ipc) allocates them, for every engine alike
+    for engine in engines:
+        if hasattr(engine, 'shareable'):
+            send, recv = engine.shareable(send), engine.shareable(recv)
+            break
     synchronize(xp)
     factor = bus_factor(world)
     inject = set(args.inject_wrong_result or [])
@@ -549,6 +564,8 @@ def run_sweep(ctx, engines, args):  # pylint: disable=too-many-locals
             synchronize(xp)
         if engine.name == 'ring':
             links = engine.probe_links(send, recv, probe_bytes(args, engine), min(args.iters, 10))
+        if engine.name == 'ipc':
+            engine.measure_copy(send, min(args.iters, 10))
     return results, errors, links
 
 
@@ -666,6 +683,10 @@ def run(args, capture):
     MPI, comm = ctx.MPI, ctx.comm  # pylint: disable=invalid-name
     environment = job_environment(comm, ctx.host, comm.Split_type(MPI.COMM_TYPE_SHARED).Get_rank())
     results, errors, links = run_sweep(ctx, engines, args)
+    for engine in engines:
+        if hasattr(engine, 'close'):
+            # collective: the ipc engine unmaps the peers' buffers and frees its windows
+            engine.close()
     hosts = sorted(set(comm.allgather(ctx.host)))
     gpus = comm.gather(ctx.gpu, root=0)
     correct = comm.allreduce(0 if any(not r['correct'] for r in results) else 1, op=MPI.MIN) == 1

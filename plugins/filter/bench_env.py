@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright (c) hpcfabric maintainers
-"""Filters of the validate role's bench environment: bench_env_settings_problems, bench_env_plan, bench_env_problems.
+"""Filters of the bench_env role: bench_env_settings_problems, bench_env_plan, bench_env_problems.
 
 Each is documented in its own file beside this one, as ansible-doc looks documentation up by filter name. The logic is
 in module_utils/bench_env.py.
@@ -16,7 +16,7 @@ _FILTERS = (as_filter('bench_env_settings_problems', bench_env.settings_problems
 
 
 class FilterModule(object):
-    """The validate role's bench environment filters."""
+    """The bench_env role's filters."""
 
     def filters(self):
         return dict((function.__name__, function) for function in _FILTERS)

@@ -36,6 +36,10 @@ options:
     description: Projects pip must build from source (C(PIP_NO_BINARY)).
     type: list
     elements: str
+  only_binary:
+    description: Projects pip must take as a wheel, never building them (C(PIP_ONLY_BINARY)).
+    type: list
+    elements: str
 '''
 
 EXAMPLES = r'''

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright (c) hpcfabric maintainers
-"""The validate role's bench environment: the Python the benchmark runs with on every node (the bench_env filters).
+"""The bench_env role's venv: the Python the validation's jobs run on every node (the bench_env filters).
 
 A virtualenv at the same path on every node (one mpirun starts the launcher's interpreter path everywhere), made
 with ``--system-site-packages`` from the base interpreter of the Python the mpi role recorded for its MPI
@@ -14,10 +14,10 @@ with ``--system-site-packages`` from the base interpreter of the Python the mpi 
   fact when the MPI moves to a new prefix.
 - ``--device cuda`` adds CuPy for the node's CUDA major version (``cupy-cuda11x``, ``12x``, ``13x``), read from the
   CUDA toolkit's ``version.json`` (``version.txt`` before CUDA 11.1), unless the inventory names the package; and,
-  where the validation runs the ``nccl`` engine, NCCL's wheel for the same major version (``nvidia-nccl-cu12``, ...),
+  where the ``nccl`` engine runs (``bench_env_nccl``), NCCL's wheel for the same major version (``nvidia-nccl-cu12``, ...),
   which CuPy's NCCL bindings load (CuPy 13+), unless the inventory names that one too.
 
-What runs on the node to learn the interpreters' layout and imports is the role's ``__validate_import_script``;
+What runs on the node to learn the interpreters' layout and imports is the role's ``files/import_probe.py``;
 ``read_report`` reads what it prints.
 """
 from __future__ import annotations
@@ -61,7 +61,7 @@ def cuda_toolkit_version(version_json=None, version_txt=None):
 
 
 def cupy_choice(explicit, cuda_home, version_json=None, version_txt=None):
-    """Which CuPy to install: ``{package, cuda_version, problem}``. ``explicit`` (validate_cupy_package) wins;
+    """Which CuPy to install: ``{package, cuda_version, problem}``. ``explicit`` (bench_env_cupy_package) wins;
     otherwise the series for the major version of the toolkit in ``cuda_home``. ``problem`` says, naming the
     variables, why no package could be chosen."""
     if explicit:
@@ -71,22 +71,22 @@ def cupy_choice(explicit, cuda_home, version_json=None, version_txt=None):
         version = cuda_toolkit_version(version_json, version_txt)
     except ValueError as exc:
         return {'package': None, 'cuda_version': None,
-                'problem': 'cannot tell the CUDA version from %s: %s; set validate_cupy_package (e.g. cupy-cuda12x)' % (home, exc)}
+                'problem': 'cannot tell the CUDA version from %s: %s; set bench_env_cupy_package (e.g. cupy-cuda12x)' % (home, exc)}
     if version is None:
         return {'package': None, 'cuda_version': None,
-                'problem': ('validate_device cuda needs CuPy for the CUDA major version, but %s has neither version.json '
-                            'nor version.txt: set validate_cuda_home to the CUDA toolkit, or validate_cupy_package '
+                'problem': ('bench_env_device cuda needs CuPy for the CUDA major version, but %s has neither version.json '
+                            'nor version.txt: set bench_env_cuda_home to the CUDA toolkit, or bench_env_cupy_package '
                             '(e.g. cupy-cuda12x)' % home)}
     major = int(_VERSION_RE.match(version).group(1))
     if major not in CUPY_BY_CUDA_MAJOR:
         return {'package': None, 'cuda_version': version,
-                'problem': ('CUDA %s in %s: CuPy has wheels for CUDA %s only; set validate_cupy_package to a CuPy that '
+                'problem': ('CUDA %s in %s: CuPy has wheels for CUDA %s only; set bench_env_cupy_package to a CuPy that '
                             'supports it' % (version, home, ', '.join(str(m) for m in sorted(CUPY_BY_CUDA_MAJOR))))}
     return {'package': CUPY_BY_CUDA_MAJOR[major], 'cuda_version': version, 'problem': None}
 
 
 def nccl_choice(explicit, cupy_package, cuda_version):
-    """Which NCCL to install beside CuPy: ``{package, problem}``. ``explicit`` (validate_nccl_package) wins; otherwise
+    """Which NCCL to install beside CuPy: ``{package, problem}``. ``explicit`` (bench_env_nccl_package) wins; otherwise
     the series for the CUDA major version of the toolkit (``cuda_version``), else of the CuPy series named in
     ``cupy_package`` (``cupy-cuda12x``); ``problem`` names the variable when neither tells."""
     if explicit:
@@ -99,13 +99,13 @@ def nccl_choice(explicit, cupy_package, cuda_version):
     if major not in NCCL_BY_CUDA_MAJOR:
         return {'package': None,
                 'problem': ('the nccl engine needs NCCL for the CUDA major version, which %s does not tell: set '
-                            'validate_nccl_package (e.g. nvidia-nccl-cu12)' % (
-                                'CUDA %s' % cuda_version if cuda_version else 'validate_cupy_package=%s' % cupy_package))}
+                            'bench_env_nccl_package (e.g. nvidia-nccl-cu12)' % (
+                                'CUDA %s' % cuda_version if cuda_version else 'bench_env_cupy_package=%s' % cupy_package))}
     return {'package': NCCL_BY_CUDA_MAJOR[major], 'problem': None}
 
 
 def read_report(stdout):
-    """What ``__validate_import_script`` printed (its last line): ``{version, prefix, base_prefix, purelib, platlib,
+    """What ``files/import_probe.py`` printed (its last line): ``{version, prefix, base_prefix, purelib, platlib,
     modules: {name: {file, version} | {error}}}``. ValueError when it is not that."""
     lines = (stdout or '').strip().splitlines()
     try:
@@ -134,33 +134,32 @@ def _venv_matches(cfg, home, version):
 
 
 def settings_problems(settings):
-    """What is wrong with the bench environment's settings, one line each naming the variable."""
+    """What is wrong with the bench_env role's settings (its variables by name), one line each naming the variable."""
     problems = []
-    if settings.get('validate_wheelhouse_src') and settings.get('validate_pip_index_url'):
-        problems.append('validate_wheelhouse_src and validate_pip_index_url are both set: with a wheelhouse pip reads no '
-                        'index; set one')
-    for name in ('validate_cuda_home', 'validate_bench_dir'):
-        value = settings.get(name)
-        if value is not None and (not isinstance(value, str) or not value.startswith('/')):
-            problems.append('%s must be an absolute path, got %r' % (name, value))
-    for name, example in (('validate_cupy_package', 'cupy-cuda12x or cupy-cuda12x==13.6.0'),
-                          ('validate_nccl_package', 'nvidia-nccl-cu12 or nvidia-nccl-cu12==2.28.9')):
+    if settings.get('bench_env_wheelhouse_src') and settings.get('bench_env_pip_index_url'):
+        problems.append('bench_env_wheelhouse_src and bench_env_pip_index_url are both set: with a wheelhouse pip reads '
+                        'no index; set one')
+    value = settings.get('bench_env_cuda_home')
+    if value is not None and (not isinstance(value, str) or not value.startswith('/')):
+        problems.append('bench_env_cuda_home must be an absolute path, got %r' % (value,))
+    for name, example in (('bench_env_cupy_package', 'cupy-cuda12x or cupy-cuda12x==13.6.0'),
+                          ('bench_env_nccl_package', 'nvidia-nccl-cu12 or nvidia-nccl-cu12==2.28.9')):
         package = settings.get(name)
         if package is not None and (not isinstance(package, str) or not _REQUIREMENT_RE.match(package)):
             problems.append('%s must be one pip requirement (a name and optional version clauses, e.g. %s), got %r'
                             % (name, example, package))
-    environment = settings.get('validate_pip_environment')
+    environment = settings.get('bench_env_pip_environment')
     if not isinstance(environment, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in environment.items()):
         # the values are not shown: they may hold a proxy's password
-        problems.append('validate_pip_environment must map variable names to strings (quote numbers)')
+        problems.append('bench_env_pip_environment must map variable names to strings (quote numbers)')
     return problems
 
 
 def plan(inputs):
     """What the bench environment of one node is to be, from what the role read there.
 
-    ``inputs``: ``venv`` (its directory), ``device``, ``cupy_package``, ``nccl`` (the validation runs the nccl
-    engine), ``nccl_package``, ``cuda_home``, ``version_json`` and
+    ``inputs``: ``venv`` (its directory), ``device``, ``cupy_package``, ``nccl`` (the nccl engine runs),
+    ``nccl_package``, ``cuda_home``, ``version_json`` and
     ``version_txt`` (the toolkit's files' text, or null), ``mpi4py_python`` (the recorded interpreter),
     ``probe`` (what the import script printed when run by it, or null when it did not run: ``probe_error`` says
     why), ``pyvenv_cfg`` (the venv's, or null when
@@ -220,7 +219,7 @@ def plan(inputs):
 
 
 def problems(stdout, wanted):
-    """What is wrong with the bench venv as built: the import script's report (run by the venv's Python on mpi4py,
+    """What is wrong with the bench venv as built: import_probe.py's report (run by the venv's Python on mpi4py,
     numpy and the packages installed) against ``wanted``, the plan. One line each."""
     try:
         report = read_report(stdout)
@@ -233,7 +232,7 @@ def problems(stdout, wanted):
         elif module.get('available') is False:
             # a module that imports without its library: CuPy's NCCL bindings without libnccl.so.2
             found.append('the bench Python imports %s, which finds no library to use (%s.available is false): for '
-                         'cupy.cuda.nccl install NVIDIA\'s NCCL wheel for the CUDA major version (validate_nccl_package)'
+                         'cupy.cuda.nccl install NVIDIA\'s NCCL wheel for the CUDA major version (bench_env_nccl_package)'
                          % (name, name))
     mpi4py = report['modules'].get('mpi4py', {})
     if wanted.get('mpi4py') and mpi4py.get('file') and mpi4py['file'] != wanted['mpi4py']:

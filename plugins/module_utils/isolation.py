@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import random
 
-from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_checks import allreduce_verdict, format_gbs
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate.units import format_gbs
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate.verdicts import allreduce_verdict
 
 STAGES = ('ring', 'confirm', 'repeat')
 DEFAULT_SEED = 20240601

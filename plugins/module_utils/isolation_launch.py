@@ -12,7 +12,7 @@ problem named before any job.
 from __future__ import annotations
 
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.perftest import bw_argv
-from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_collect import mpirun_hosts
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate.jobs import mpirun_hosts
 
 TOOLS = ('auto', 'mpi', 'perftest')
 # seconds an ib_write_bw end may take beyond its test before it is stopped: its client may come only after every server

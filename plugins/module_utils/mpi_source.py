@@ -58,3 +58,43 @@ def configure_flags(prefix, ompi_version, cuda=False, cuda_home='/usr/local/cuda
     ucx_no_werror = [flag for flag in UCX_NO_WERROR if flag.split('=', 1)[0] not in ucx_named]
     return {'ucx': ['--prefix=%s' % prefix] + ucx_cuda + ucx_no_werror + ucx_extra,
             'ompi': ['--prefix=%s' % prefix, '--with-ucx=%s' % prefix] + ompi_cuda + bundled + ompi_extra}
+
+
+def build_plan(states, build_host=None):
+    """Who builds the ``source`` flavour and who installs the package that build makes: the plan of one play.
+
+    ``states`` maps each host of the play that builds from source to ``{'stamp': <the install stamp it wants, as
+    text>, 'needed': <its prefix lacks that stamp>}``. Hosts that want the same stamp want the same build. One of them
+    is its build host: ``build_host`` when it is among them, else the first that has the build already (a node added
+    later gets the package of a build that exists, nothing is compiled), else the first. It builds when it lacks the
+    build, and packs its prefix when any of them lacks it; every other one that lacks it installs that package.
+
+    Returns ``{host: {'builder': host, 'build': bool, 'install': bool, 'pack': bool}}``: ``build`` for the builder
+    when its own prefix lacks the stamp, ``install`` for the others that lack it, ``pack`` for the builder when any
+    host of its group lacks the stamp. ValueError when ``build_host`` is named but is not a host of the play, or
+    wants another build than hosts it would have to build for.
+    """
+    if not isinstance(states, dict):
+        raise TypeError('the hosts\' build states must be a mapping, got %s' % type(states).__name__)
+    groups = {}
+    for host, state in states.items():
+        if not isinstance(state, dict) or 'stamp' not in state or 'needed' not in state:
+            raise ValueError('%s: a build state needs stamp and needed, got %r' % (host, state))
+        groups.setdefault(state['stamp'], []).append(host)
+    if build_host is not None and build_host not in states:
+        raise ValueError('mpi_source_build_host %s is not a host of this play that builds the source flavour '
+                         '(hosts: %s); run the role on it too' % (build_host, ', '.join(states) or 'none'))
+    plan = {}
+    for members in groups.values():
+        needing = [host for host in members if states[host]['needed']]
+        if build_host is not None and build_host not in members and needing:
+            raise ValueError('mpi_source_build_host %s builds another stack than %s want (their mpi_source_* or '
+                             'mpi_cuda settings differ): give those hosts the same settings, or leave '
+                             'mpi_source_build_host unset' % (build_host, ', '.join(needing)))
+        having = [host for host in members if not states[host]['needed']]
+        builder = build_host if build_host in members else (having or members)[0]
+        for host in members:
+            plan[host] = {'builder': builder, 'build': host == builder and states[host]['needed'],
+                          'install': host != builder and states[host]['needed'],
+                          'pack': host == builder and bool(needing)}
+    return plan

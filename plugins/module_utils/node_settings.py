@@ -13,12 +13,12 @@ from ansible_collections.hpcfabric.cluster.plugins.module_utils.input_syntax imp
     address_or_hostname_problem, named_problems, path_problem, url_problem)
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.os_tuning import settings_problems as tuning_problems
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.storage_mounts import mount_problems
-from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_checks import threshold_inputs
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate.thresholds import threshold_inputs
 
 # directories on the nodes that a role creates, chowns, empties or installs into
 OWNED_DIRS = ('mpi_download_dir', 'mpi_modulefiles_dir', 'mpi_hpcx_prefix', 'mpi_source_prefix', 'mpi_source_build_dir',
-              'roce_qos_script_dir', 'validate_bench_dir', 'validate_work_dir', 'validate_checkpoint_dir',
-              'validate_report_dir')
+              'roce_qos_script_dir', 'bench_env_dir', 'validate_bench_dir', 'validate_work_dir',
+              'validate_checkpoint_dir', 'validate_report_dir')
 # files a role writes
 OWNED_FILES = ('mpi_hostfile_path', 'roce_qos_config_path')
 # directories on the controller that hold the cluster's private key
@@ -26,7 +26,7 @@ PRIVATE_DIRS = ('ssh_trust_key_dir',)
 # the URLs the nodes fetch repositories, signing keys and tarballs from, by the role setting that allows plain HTTP
 URLS = {'rdma_allow_http': ('rdma_doca_repo_url', 'rdma_doca_repo_key_url'),
         'nvidia_driver_allow_http': ('nvidia_driver_repo_url', 'nvidia_driver_keyring_url'),
-        'mpi_allow_http': ('mpi_hpcx_url', 'mpi_source_ucx_url', 'mpi_source_ompi_url')}
+        'mpi_allow_http': ('mpi_hpcx_url', 'mpi_source_ucx_url', 'mpi_source_ompi_url', 'mpi_source_package_url')}
 
 
 def _path_and_url_problems(own, setting, options):
@@ -40,14 +40,6 @@ def _path_and_url_problems(own, setting, options):
             if name in options and own.get(name) is not None:
                 # plain HTTP as the node's setting allows it (the inventory's, else the role's default: false)
                 yield name, url_problem(own[name], setting(allow) or False, allow)
-
-
-# the validate role's settings its own first check reads (threshold_inputs)
-VALIDATE_SETTINGS = ('validate_min_bytes', 'validate_max_bytes', 'validate_iters', 'validate_warmup',
-                     'validate_threshold_mode', 'validate_allreduce_min_busbw_gbs', 'validate_allow_zero_threshold',
-                     'validate_derived_fraction', 'validate_calibrated_fraction', 'validate_threshold_min_bytes',
-                     'validate_calibrate', 'validate_isolation_repeats', 'validate_device', 'validate_engine',
-                     'validate_engines_reported')
 
 
 def _string_problems(own, setting, options):
@@ -69,10 +61,9 @@ def _string_problems(own, setting, options):
     return named
 
 
-def _validate_problems(setting):
-    settings = dict((name, setting(name)) for name in VALIDATE_SETTINGS)
-    # check_inventory.yml checks the nodes of the validation's group: membership is not in question here
-    settings['in_group'] = True
+def _validate_problems(setting, options):
+    # the validate role's settings by the names its argument spec declares, as its own first check reads them
+    settings = dict((name, setting(name)) for name in options if name.startswith('validate_'))
     try:
         return threshold_inputs(settings)['problems']
     except ValueError as error:
@@ -105,5 +96,5 @@ def node_problems(variables, nodes, options):
         if own.get('ansible_host') is not None and address_or_hostname_problem(own['ansible_host']):
             problems.append('ansible_host on %s: %s' % (host, address_or_hostname_problem(own['ansible_host'])))
         if 'validate_iters' in options:
-            problems.extend('validate on %s: %s' % (host, p) for p in _validate_problems(setting))
+            problems.extend('validate on %s: %s' % (host, p) for p in _validate_problems(setting, options))
     return problems

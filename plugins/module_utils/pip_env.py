@@ -9,13 +9,14 @@ variables, not as pip options: with ``extra_args`` the pip module's check mode a
 from __future__ import annotations
 
 
-def pip_environment(environment=None, wheelhouse=None, index_url=None, no_binary=None):
+def pip_environment(environment=None, wheelhouse=None, index_url=None, no_binary=None, only_binary=None):
     """``environment`` (a proxy, ``PIP_CERT``; the caller's task keeps it out of logs) plus what chooses the source.
 
     ``wheelhouse``: a directory on the node; pip then reads only it (``PIP_NO_INDEX``, ``PIP_FIND_LINKS``) and never
     reaches an index, which is what an air-gapped node needs. ``index_url``: a mirror of PyPI (``PIP_INDEX_URL``);
-    ignored with a wheelhouse. ``no_binary``: projects pip must build from source (mpi4py, which must link the MPI it
-    runs with). pip's check for a newer pip is switched off: it is a request to PyPI that an offline node waits on.
+    ignored with a wheelhouse. ``no_binary``: projects pip must build from source (mpi4py linked by the MPI's own
+    compiler); ``only_binary``: projects pip must take as a wheel (mpi4py's, which loads any Open MPI's libmpi).
+    pip's check for a newer pip is switched off: it is a request to PyPI that an offline node waits on.
     ValueError for a relative wheelhouse, a non-string variable or a list that is not one.
     """
     env = dict(environment or {})
@@ -29,8 +30,9 @@ def pip_environment(environment=None, wheelhouse=None, index_url=None, no_binary
         env.update(PIP_NO_INDEX='1', PIP_FIND_LINKS=wheelhouse)
     elif index_url:
         env['PIP_INDEX_URL'] = str(index_url)
-    if no_binary:
-        if not isinstance(no_binary, (list, tuple)) or not all(isinstance(name, str) and name for name in no_binary):
-            raise ValueError('no_binary must be a list of project names, got %r' % (no_binary,))
-        env['PIP_NO_BINARY'] = ','.join(no_binary)
+    for variable, names, what in (('PIP_NO_BINARY', no_binary, 'no_binary'), ('PIP_ONLY_BINARY', only_binary, 'only_binary')):
+        if names:
+            if not isinstance(names, (list, tuple)) or not all(isinstance(name, str) and name for name in names):
+                raise ValueError('%s must be a list of project names, got %r' % (what, names))
+            env[variable] = ','.join(names)
     return env

@@ -70,13 +70,31 @@ def read_json():
     return read
 
 
-@pytest.fixture(scope='session')
-def bench():
-    """Import files/bench/allreduce.py into the test's Python for its pure functions (it imports MPI only in main)."""
-    spec = importlib.util.spec_from_file_location('hpcfabric_bench_allreduce', BENCH / 'allreduce.py')
+def _load(name):
+    """files/bench/<name>.py imported into the test's Python, for its pure functions (the scripts import MPI and CuPy
+    only when they run)."""
+    spec = importlib.util.spec_from_file_location('hpcfabric_bench_' + name, BENCH / (name + '.py'))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture(scope='session')
+def bench():
+    """files/bench/allreduce.py."""
+    return _load('allreduce')
+
+
+@pytest.fixture(scope='session')
+def nccl_engine():
+    """files/bench/allreduce_nccl.py."""
+    return _load('allreduce_nccl')
+
+
+@pytest.fixture(scope='session')
+def ipc_engine():
+    """files/bench/allreduce_ipc.py."""
+    return _load('allreduce_ipc')
 
 
 @pytest.fixture

@@ -30,7 +30,7 @@ def test_expected_sum_matches_a_brute_force_sum(bench, world):
 
 
 @pytest.mark.parametrize('text, engines', [('ring', ['ring']), ('mpi,ring,mpi', ['mpi', 'ring']), (' nccl , mpi', ['nccl', 'mpi']),
-                                           ('all', ['ring', 'mpi', 'nccl'])])
+                                           ('all', ['ring', 'mpi', 'nccl', 'ipc'])])
 def test_engines_are_a_comma_list_each_once_in_order(bench, text, engines):
     assert bench.parse_engines(text) == engines
 
@@ -132,17 +132,63 @@ def test_nodes_of_different_sizes_run_one_flat_ring(mpirun, read_json, tmp_path)
     assert ring['algorithm'].startswith('flat ring over all 7 ranks')
 
 
-@pytest.mark.parametrize('engine', ['mpi', 'ring'])
+@pytest.mark.parametrize('ranks', [1, 2, 3, 5])
+def test_the_node_limit_sums_every_part_of_every_rank_through_shared_memory(mpirun, read_json, tmp_path, ranks):
+    out = tmp_path / 'allreduce.json'
+    # 1000 elements: parts that do not divide evenly, the last one the longest
+    proc = mpirun('allreduce.py', *SWEEP, '--engine', 'ipc,mpi', '--min-bytes', '4000', '--max-bytes', '4000',
+                  '--json', out, np=ranks)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = read_json(out)
+    assert report['correct'] is True
+    assert [(r['engine'], r['count'], r['correct']) for r in report['results']] == [('ipc', 1000, True), ('mpi', 1000, True)]
+    ipc = report['engines']['ipc']
+    assert 'an MPI shared-memory window' in ipc['algorithm'] and ('each of %d ranks' % ranks) in ipc['algorithm']
+    assert ipc['device_copy_gbs'] > 0
+
+
+def test_the_node_limit_refuses_ranks_of_several_nodes_in_one_line(ipc_engine):
+    class Comm:  # what Split_type(COMM_TYPE_SHARED) gives a rank of a 4-rank job over two nodes
+        def __init__(self, size):
+            self.size = size
+
+        def Split_type(self, _kind):  # noqa: N802 - mpi4py's name
+            return Comm(2)
+
+        def Get_size(self):  # noqa: N802
+            return self.size
+
+        def allreduce(self, value, op):  # noqa: ARG002 - every rank sees a node smaller than the world
+            return value
+
+        def Free(self):  # noqa: N802
+            pass
+
+    class MPI:  # pylint: disable=too-few-public-methods
+        COMM_TYPE_SHARED = 'shared'
+        MIN = 'min'
+
+    with pytest.raises(ipc_engine.Unavailable, match='every rank must be on the same node'):
+        ipc_engine.node_communicator(MPI, Comm(4))
+
+
+@pytest.mark.parametrize('count, parts, bounds', [
+    (10, 3, [(0, 3), (3, 6), (6, 10)]), (2, 2, [(0, 1), (1, 2)]), (1, 2, [(0, 0), (0, 1)])])
+def test_the_parts_cover_the_buffer_once(ipc_engine, count, parts, bounds):
+    assert ipc_engine.chunk_bounds(count, parts) == bounds
+
+
+@pytest.mark.parametrize('engine', ['mpi', 'ring', 'ipc'])
 def test_a_wrong_result_in_any_engine_is_caught_named_and_still_written(mpirun, read_json, tmp_path, engine):
     out = tmp_path / 'allreduce.json'
-    proc = mpirun('allreduce.py', *SWEEP, '--engine', 'mpi,ring', '--min-bytes', '1K', '--max-bytes', '16K',
+    proc = mpirun('allreduce.py', *SWEEP, '--engine', 'mpi,ring,ipc', '--min-bytes', '1K', '--max-bytes', '16K',
                   '--inject-wrong-result', engine, '--json', out, np=2)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     report = read_json(out)
     assert report['correct'] is False
     # the last rank corrupted the element only the largest size reads, and only for the engine named
     assert [(r['engine'], r['correct']) for r in report['results']] == [
-        (name, name != engine or k < 4) for name in ('mpi', 'ring') for k in range(5)]
+        (name, name != engine or k < 4) for name in ('mpi', 'ring', 'ipc') for k in range(5)]
     host = socket.gethostname()
     assert ('%s: size 16384: rank 0 on %s got 10.0 at index 4095, expected 9.0 (1 of 4096 elements wrong)'
             % (engine, host)) in report['errors']
@@ -226,8 +272,8 @@ def test_cuda_without_cupy_refuses_instead_of_falling_back(mpirun, tmp_path):
     (['--min-bytes', '6'], 'multiple of 4 bytes'),
     (['--max-bytes', '1X'], "'1X' is not a size"),
     (['--device', 'rocm'], "invalid choice: 'rocm'"),
-    (['--engine', 'gloo'], "'gloo': engines are a comma list of ring, mpi, nccl (or all)"),
-    (['--engine', ','], "',': engines are a comma list of ring, mpi, nccl (or all)"),
+    (['--engine', 'gloo'], "'gloo': engines are a comma list of ring, mpi, nccl, ipc (or all)"),
+    (['--engine', ','], "',': engines are a comma list of ring, mpi, nccl, ipc (or all)"),
     (['--ranks-per-node', '0'], "'0': must be at least 1"),
 ])
 def test_bad_arguments_are_refused(plain, args, message):
@@ -240,18 +286,6 @@ def test_bad_arguments_print_once_under_mpirun(mpirun):
     proc = mpirun('allreduce.py', '--iters', '0', np=2)
     assert proc.returncode == 2
     assert proc.stderr.count('allreduce.py: error:') == 1
-
-
-@pytest.fixture(scope='session')
-def nccl_engine():
-    """files/bench/allreduce_nccl.py, for its pure functions (it imports CuPy only when an engine is built)."""
-    import importlib.util  # pylint: disable=import-outside-toplevel
-    from pathlib import Path  # pylint: disable=import-outside-toplevel
-    spec = importlib.util.spec_from_file_location('hpcfabric_bench_allreduce_nccl',
-                                                  Path(__file__).resolve().parents[2] / 'files' / 'bench' / 'allreduce_nccl.py')
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_the_nccl_engine_keeps_the_lines_that_say_what_nccl_used(nccl_engine):

@@ -7,7 +7,9 @@ and exits 1. Standard library only: it runs before the bundle's Ansible is insta
 
     python3 tests/gpu/preflight.py --bundle DIR [--python PY] [--cuda-home DIR]
 
-The OS packages the mpi role installs are checked later, by the proof's playbook, from the role's own lists.
+Nothing is compiled on the node: the bundle carries the CUDA-aware MPI prebuilt, and the libraries it leaves to
+the node (its manifest's ``system_libraries.required``) are checked here. The OS packages the mpi role installs to
+unpack it are checked later, by the proof's playbook, from the role's own lists.
 """
 
 from __future__ import annotations
@@ -25,19 +27,29 @@ MANIFEST = 'manifest.json'
 # nvidia-smi -L answers in well under a second on a healthy node; a hung driver must not hold the proof
 NVIDIA_SMI_TIMEOUT_S = 20
 PYTHON_PROBE_TIMEOUT_S = 30
-# what the interpreter that runs the bench reports about itself; importing CuPy does not touch the GPU
+# what the interpreter that runs the bench reports about itself, NCCL's version through CuPy included; importing
+# CuPy does not touch the GPU
 PYTHON_PROBE = r'''
 import importlib, json, sys
 out = {'version': '%d.%d' % sys.version_info[:2], 'executable': sys.executable, 'modules': {}}
-for name in ('cupy', 'numpy', 'venv', 'ensurepip', 'matplotlib'):
+for name in ('cupy', 'numpy', 'venv', 'ensurepip', 'matplotlib', 'cupy.cuda.nccl'):
     try:
         module = importlib.import_module(name)
     except Exception as exc:  # an import can fail with more than ImportError (a broken CUDA library)
         out['modules'][name] = {'ok': False, 'error': '%s: %s' % (type(exc).__name__, exc)}
     else:
         out['modules'][name] = {'ok': True, 'version': getattr(module, '__version__', None)}
+nccl = sys.modules.get('cupy.cuda.nccl')
+if nccl is not None and getattr(nccl, 'available', False):
+    out['modules']['cupy.cuda.nccl']['version'] = nccl.get_version()
+elif nccl is not None:
+    out['modules']['cupy.cuda.nccl'] = {'ok': False, 'error': 'CuPy finds no NCCL library'}
 print(json.dumps(out))
 '''
+# the engines every proof runs: the ring judged, the MPI library's allreduce and the node limit reported; nccl joins
+# them where the GPU Python's NCCL lets two ranks share a GPU
+ENGINES = ('ring', 'mpi', 'ipc')
+NCCL_MULTI_RANK_GPU = (2, 30, 0)
 
 
 def sha256_of(path):
@@ -108,14 +120,46 @@ def find_cuda_home(given=None):
     return '/usr/local/cuda'
 
 
-def cuda_problems(cuda_home):
-    # what the mpi role's source build reads: the header, and the driver stub Open MPI links against
-    if not os.path.exists(os.path.join(cuda_home, 'include', 'cuda.h')):
-        return ['no CUDA toolkit at %s (no include/cuda.h): set GPU_PROOF_CUDA_HOME' % cuda_home]
-    if not os.path.exists(os.path.join(cuda_home, 'lib64', 'stubs', 'libcuda.so')):
-        return ['the CUDA toolkit at %s lacks lib64/stubs/libcuda.so, which Open MPI links against '
-                '(install the full toolkit or set GPU_PROOF_CUDA_HOME)' % cuda_home]
-    return []
+def missing_libraries(sonames, ldconfig_output=None):
+    """The sonames neither the loader's cache (ldconfig -p) nor LD_LIBRARY_PATH has."""
+    if ldconfig_output is None:
+        ldconfig = shutil.which('ldconfig') or '/sbin/ldconfig'
+        try:
+            ldconfig_output = subprocess.run([ldconfig, '-p'], capture_output=True, text=True, check=False).stdout
+        except OSError:
+            ldconfig_output = ''
+    known = set(line.split()[0] for line in ldconfig_output.splitlines()[1:] if line.strip())
+    for directory in os.environ.get('LD_LIBRARY_PATH', '').split(':'):
+        if directory and os.path.isdir(directory):
+            known.update(os.listdir(directory))
+    return [soname for soname in sonames if soname not in known]
+
+
+def library_problems(bundle):
+    """The system libraries the bundle's MPI needs (manifest) that this node lacks, as one problem."""
+    try:
+        with open(os.path.join(bundle, MANIFEST)) as handle:
+            needed = json.load(handle)['mpi_package']['system_libraries']['required']
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+    missing = missing_libraries(needed)
+    if not missing:
+        return []
+    return ['the bundle\'s Open MPI and UCX need %s, which this node lacks (Debian/Ubuntu: libnuma.so.1 is libnuma1, '
+            'libz.so.1 zlib1g)' % ', '.join(missing)]
+
+
+def engines_for(report):
+    """(engines, why nccl does not run or None): the bench's engines for the GPU Python ``report`` describes."""
+    nccl = (report or {}).get('modules', {}).get('cupy.cuda.nccl') or {}
+    if not nccl.get('ok'):
+        return list(ENGINES), 'no NCCL in the GPU Python (%s); the bundle carries no NCCL wheel' % nccl.get('error', 'not probed')
+    code = nccl.get('version') or 0
+    version = (code // 10000, code // 100 % 100, code % 100) if code >= 10000 else (code // 1000, code // 100 % 10, code % 100)
+    if version < NCCL_MULTI_RANK_GPU:
+        return list(ENGINES), ('NCCL %d.%d.%d in the GPU Python refuses two ranks on one GPU ("Duplicate GPU '
+                               'detected"; 2.30 and later allow it); the bundle carries no NCCL wheel' % version)
+    return list(ENGINES) + ['nccl'], None
 
 
 def probe_python(python):
@@ -153,7 +197,6 @@ def check(bundle, python, cuda_home=None, is_root=None):
     if not (os.geteuid() == 0 if is_root is None else is_root):
         problems.append('not root (the mpi role installs into /opt and writes /etc)')
     problems.extend(gpu_problems())
-    problems.extend(cuda_problems(find_cuda_home(cuda_home)))
     report, problem = probe_python(python)
     if problem:
         problems.append(problem)
@@ -163,6 +206,7 @@ def check(bundle, python, cuda_home=None, is_root=None):
         # the wheels' Python version matters only once the right interpreter is named
         report = None
     problems.extend(bundle_problems(bundle, report['version'] if report else None))
+    problems.extend(library_problems(bundle))
     return problems, report
 
 
@@ -170,7 +214,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n', maxsplit=1)[0])
     parser.add_argument('--bundle', required=True, help='the folder `make gpu-proof-bundle` made')
     parser.add_argument('--python', default='python3', help='the Python with CuPy that runs the bench')
-    parser.add_argument('--cuda-home', help='CUDA toolkit (default: the one whose nvcc is on PATH, else /usr/local/cuda)')
+    parser.add_argument('--cuda-home', help='the CUDA toolkit whose version the proof records, when there is one (default: '
+                                            'the one whose nvcc is on PATH, else /usr/local/cuda)')
     parser.add_argument('--report', metavar='PATH', help='also write what was found (JSON) here when nothing is missing')
     args = parser.parse_args(argv)
     problems, report = check(args.bundle, args.python, args.cuda_home)
@@ -178,8 +223,10 @@ def main(argv=None):
         print(PREFIX + '; '.join(problems))
         return 1
     if args.report:
+        engines, nccl_note = engines_for(report)
         with open(args.report, 'w') as handle:
-            json.dump({'python': report, 'cuda_home': find_cuda_home(args.cuda_home)}, handle, indent=2, sort_keys=True)
+            json.dump({'python': report, 'cuda_home': find_cuda_home(args.cuda_home), 'engines': engines,
+                       'nccl_note': nccl_note}, handle, indent=2, sort_keys=True)
     return 0
 
 

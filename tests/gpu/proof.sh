@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# `make gpu-proof`: prove the GPU path on this NVIDIA node, which needs no network - build the CUDA-aware `source`
-# flavour with the mpi role from the bundle (`make gpu-proof-bundle`), read the facts, run the allreduce bench on GPU
-# buffers with 2 ranks and the smoke training, write JSON, the validation report and a one-page summary to
-# GPU_PROOF_OUT, and exit non-zero on any wrong result. docs/gpu_proof.md says what it checks.
+# `make gpu-proof`: prove the GPU path on this NVIDIA node, which needs no network and compiles nothing - install the
+# CUDA-aware `source` flavour with the mpi role from the package the bundle carries (`make gpu-proof-bundle`), read
+# the facts, run every allreduce engine on GPU buffers with 2 ranks beside the node's own limit (the ipc engine) and
+# the smoke training, write JSON, the validation report and a one-page summary to GPU_PROOF_OUT, and exit non-zero on
+# any wrong result or a ring below its share of that limit. docs/gpu_proof.md says what it checks.
 #
 #   tests/gpu/proof.sh           the whole proof
 #   tests/gpu/proof.sh --check   only what the machine lacks: one line (nothing when it lacks nothing), in seconds
@@ -10,9 +11,10 @@
 # Settings (environment): GPU_PROOF_OUT (.cache/gpu-proof), GPU_PROOF_BUNDLE (.cache/gpu-proof-bundle),
 # GPU_PROOF_PYTHON (python3: the Python with CuPy), GPU_PROOF_CUDA_HOME (the toolkit of the nvcc on PATH, else
 # /usr/local/cuda), GPU_PROOF_WORK (.cache/gpu-proof-work: Ansible's venv and collections path), GPU_PROOF_RANKS (2),
-# GPU_PROOF_MIN_BYTES (1M), GPU_PROOF_MAX_BYTES (256M), GPU_PROOF_ITERS (20), GPU_PROOF_ENGINES (ring,mpi: the bench's
-# engines, the first judged; add nccl where the GPU Python has CuPy's NCCL), GPU_PROOF_MIN_BUSBW_GBS (0: results must
-# be correct, bandwidth is reported), GPU_PROOF_JOB_TIMEOUT (900 s per MPI job).
+# GPU_PROOF_MIN_BYTES (1M), GPU_PROOF_MAX_BYTES (256M), GPU_PROOF_ITERS (20), GPU_PROOF_ENGINES (auto: ring, mpi and
+# ipc, and nccl where the GPU Python's NCCL lets two ranks share a GPU; a comma list of them otherwise, the first
+# judged), GPU_PROOF_LIMIT_FRACTION (0.5: the judged engine's busbw from a quarter of the largest size up must reach
+# this share of the ipc engine's at the largest size), GPU_PROOF_JOB_TIMEOUT (900 s per MPI job).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 HERE="$ROOT/tests/gpu"
@@ -24,8 +26,8 @@ RANKS="${GPU_PROOF_RANKS:-2}"
 MIN_BYTES="${GPU_PROOF_MIN_BYTES:-1M}"
 MAX_BYTES="${GPU_PROOF_MAX_BYTES:-256M}"
 ITERS="${GPU_PROOF_ITERS:-20}"
-ENGINES="${GPU_PROOF_ENGINES:-ring,mpi}"
-MIN_BUSBW="${GPU_PROOF_MIN_BUSBW_GBS:-0}"
+ENGINES="${GPU_PROOF_ENGINES:-auto}"
+FRACTION="${GPU_PROOF_LIMIT_FRACTION:-0.5}"
 JOB_TIMEOUT="${GPU_PROOF_JOB_TIMEOUT:-900}"
 export NO_COLOR=1 ANSIBLE_NOCOLOR=1 ANSIBLE_FORCE_COLOR=0 PIP_DISABLE_PIP_VERSION_CHECK=1
 
@@ -36,9 +38,9 @@ settings_problems() {
   local problems=()
   [[ "$RANKS" =~ ^[0-9]+$ && "$RANKS" -ge 2 ]] || problems+=("GPU_PROOF_RANKS must be a whole number >= 2, got '$RANKS'")
   [[ "$ITERS" =~ ^[0-9]+$ && "$ITERS" -ge 1 ]] || problems+=("GPU_PROOF_ITERS must be a whole number >= 1, got '$ITERS'")
-  [[ "$ENGINES" =~ ^(ring|mpi|nccl)(,(ring|mpi|nccl))*$ ]] || problems+=("GPU_PROOF_ENGINES must be a comma list of ring, mpi and nccl, got '$ENGINES'")
+  [[ "$ENGINES" =~ ^(auto|(ring|mpi|nccl|ipc)(,(ring|mpi|nccl|ipc))*)$ ]] || problems+=("GPU_PROOF_ENGINES must be auto or a comma list of ring, mpi, nccl and ipc, got '$ENGINES'")
   [[ "$JOB_TIMEOUT" =~ ^[0-9]+$ && "$JOB_TIMEOUT" -ge 1 ]] || problems+=("GPU_PROOF_JOB_TIMEOUT must be seconds >= 1, got '$JOB_TIMEOUT'")
-  [[ "$MIN_BUSBW" =~ ^[0-9]+([.][0-9]+)?$ ]] || problems+=("GPU_PROOF_MIN_BUSBW_GBS must be a number of GB/s >= 0, got '$MIN_BUSBW'")
+  [[ "$FRACTION" =~ ^(0([.][0-9]+)?|1([.]0+)?)$ ]] || problems+=("GPU_PROOF_LIMIT_FRACTION must be a number from 0 to 1, got '$FRACTION'")
   local size
   for size in "$MIN_BYTES" "$MAX_BYTES"; do
     [[ "$size" =~ ^[0-9]+[KMG]?$ ]] || problems+=("GPU_PROOF_MIN_BYTES/GPU_PROOF_MAX_BYTES must be bytes or a K, M or G size, got '$size'")
@@ -108,27 +110,23 @@ png=false
 "$PY" -c 'import matplotlib' 2>/dev/null && png=true
 # the settings reach Python through its environment, never through its source text
 GP_BUNDLE="$BUNDLE" GP_WORK="$WORK" GP_OUT="$OUT" GP_ROOT="$ROOT" GP_PYTHON="$PY" GP_CUDA_HOME="$CUDA_HOME_USED" \
-  GP_RANKS="$RANKS" GP_MIN_BYTES="$MIN_BYTES" GP_MAX_BYTES="$MAX_BYTES" GP_ITERS="$ITERS" GP_MIN_BUSBW="$MIN_BUSBW" GP_ENGINES="$ENGINES" \
+  GP_RANKS="$RANKS" GP_MIN_BYTES="$MIN_BYTES" GP_MAX_BYTES="$MAX_BYTES" GP_ITERS="$ITERS" GP_FRACTION="$FRACTION" GP_ENGINES="$ENGINES" \
   GP_JOB_TIMEOUT="$JOB_TIMEOUT" GP_PNG="$png" "$VENV/bin/python" - <<'EOF' || stop "could not write the proof's inventory in $WORK"
 import json, os
 env = os.environ
 bundle, work = env['GP_BUNDLE'], env['GP_WORK']
 with open(os.path.join(bundle, 'manifest.json')) as handle:
     manifest = json.load(handle)
-
-
-def tarball(key):
-    name = manifest['sources'][key]['file']
-    return os.path.join(bundle, name), 'sha256:' + manifest['files'][name]['sha256']
-
-
-ucx, ucx_sum = tarball('ucx')
-ompi, ompi_sum = tarball('ompi')
+with open(os.path.join(env['GP_OUT'], 'preflight.json')) as handle:
+    preflight = json.load(handle)
+package = manifest['mpi_package']
+engines = ','.join(preflight['engines']) if env['GP_ENGINES'] == 'auto' else env['GP_ENGINES']
 settings = {
-    # the mpi role: CUDA-aware source build from the bundle, mpi4py from its wheelhouse into a venv of the GPU Python
+    # the mpi role: the bundle's CUDA-aware package (no host compiles), mpi4py's wheel into a venv of the GPU Python
     'mpi_flavour': 'source', 'mpi_cuda': True, 'mpi_cuda_home': env['GP_CUDA_HOME'],
-    'mpi_source_ucx_src': ucx, 'mpi_source_ucx_checksum': ucx_sum,
-    'mpi_source_ompi_src': ompi, 'mpi_source_ompi_checksum': ompi_sum,
+    'mpi_source_package_src': os.path.join(bundle, package['file']),
+    'mpi_source_package_checksum': 'sha256:' + manifest['files'][package['file']]['sha256'],
+    'mpi_source_ompi_version': package['versions']['ompi'], 'mpi_source_ucx_version': package['versions']['ucx'],
     'mpi_mpi4py_package': 'mpi4py==' + manifest['mpi4py'], 'mpi_mpi4py_wheelhouse_src': os.path.join(bundle, 'wheelhouse'),
     'mpi_mpi4py_python': env['GP_PYTHON'],
     # one node, maybe without an RDMA device: pml ucx over shared memory and the cuda transports
@@ -136,8 +134,8 @@ settings = {
     'gpu_proof_out': env['GP_OUT'], 'gpu_proof_python': env['GP_PYTHON'], 'gpu_proof_dir': os.path.join(env['GP_ROOT'], 'tests', 'gpu'),
     'gpu_proof_bench_dir': os.path.join(env['GP_ROOT'], 'files', 'bench'),
     'gpu_proof_ranks': int(env['GP_RANKS']), 'gpu_proof_min_bytes': env['GP_MIN_BYTES'], 'gpu_proof_max_bytes': env['GP_MAX_BYTES'],
-    'gpu_proof_iters': int(env['GP_ITERS']), 'gpu_proof_min_busbw_gbs': float(env['GP_MIN_BUSBW']),
-    'gpu_proof_engines': env['GP_ENGINES'],
+    'gpu_proof_iters': int(env['GP_ITERS']), 'gpu_proof_limit_fraction': float(env['GP_FRACTION']),
+    'gpu_proof_engines': engines, 'gpu_proof_nccl_note': preflight['nccl_note'] if env['GP_ENGINES'] == 'auto' else None,
     'gpu_proof_job_timeout': int(env['GP_JOB_TIMEOUT']), 'gpu_proof_png': env['GP_PNG'] == 'true',
 }
 host = {'ansible_connection': 'local', 'ansible_python_interpreter': os.path.join(work, 'ansible-venv', 'bin', 'python')}
@@ -147,7 +145,7 @@ with open(os.path.join(work, 'inventory.json'), 'w') as handle:
     json.dump({'all': {'children': {'gpu_nodes': {'hosts': {os.uname().nodename.split('.')[0]: host}}}}}, handle, indent=2)
 EOF
 
-echo "gpu-proof: building UCX and Open MPI with CUDA, then the bench and the smoke training (log: $OUT/ansible.log)"
+echo "gpu-proof: installing the bundle's CUDA-aware UCX and Open MPI, then the bench and the smoke training (log: $OUT/ansible.log)"
 rc=0
 ANSIBLE_CONFIG="$ROOT/ansible.cfg" ANSIBLE_COLLECTIONS_PATH="$COLLECTIONS" \
   "$VENV/bin/ansible-playbook" -i "$WORK/inventory.json" -e "@$WORK/settings.json" "$HERE/proof.yml" \

@@ -54,10 +54,10 @@ def _failed(data, what):
 def check_build(o):
     fact = o['mpi_local_fact']
     if not isinstance(fact, dict):
-        return FAIL, 'no local fact from the mpi role (%s)' % (o['failed'] or 'the build did not finish')
+        return FAIL, 'no local fact from the mpi role (%s)' % (o['failed'] or 'the install did not finish')
     if fact.get('flavour') != 'source' or fact.get('cuda_aware') is not True:
         return FAIL, 'flavour %s, cuda_aware %s (expected source, true)' % (fact.get('flavour'), fact.get('cuda_aware'))
-    return PASS, 'source build at %s, cuda_aware true (the role read it back with mpi_facts)' % fact.get('prefix')
+    return PASS, 'the source build\'s package at %s, cuda_aware true (the role read it back with mpi_facts)' % fact.get('prefix')
 
 
 def check_gpus(o):
@@ -147,13 +147,46 @@ def check_allreduce(o):
         wrong.append('wrong results: %s' % '; '.join(bench.get('errors') or ['correct is not true']))
     if wrong:
         return FAIL, ', '.join(wrong)
-    engines = []
+    engines, shares = [], ratios(bench)
     for engine in dict.fromkeys(row.get('engine', 'mpi') for row in bench['results']):
-        rows = [row for row in bench['results'] if row.get('engine', 'mpi') == engine]
-        largest = max(rows, key=lambda row: row['size_bytes'])
-        engines.append('%s %.2f GB/s' % (engine, largest['busbw_gbs']))
+        rows = engine_rows(bench, engine)
+        largest = max(rows)
+        share = shares.get(engine, {}).get(largest)
+        engines.append('%s %.2f GB/s%s' % (engine, rows[largest]['busbw_gbs'],
+                                           ' (%.3g of the limit)' % share if share is not None else ''))
     return PASS, '%d results correct on GPU buffers; busbw at %s: %s' % (
         len(bench['results']), human_size(max(row['size_bytes'] for row in bench['results'])), ', '.join(engines))
+
+
+def engine_rows(bench, engine):
+    """The results of one engine, by size."""
+    return dict((row['size_bytes'], row) for row in (bench or {}).get('results') or [] if row.get('engine', 'mpi') == engine)
+
+
+def ratios(bench):
+    """{engine: {size: busbw / the ipc engine's busbw at that size}} for the sizes both measured; {} without ipc."""
+    limit = engine_rows(bench, 'ipc')
+    out = {}
+    for row in (bench or {}).get('results') or []:
+        engine, size = row.get('engine', 'mpi'), row['size_bytes']
+        if engine != 'ipc' and size in limit and limit[size]['busbw_gbs'] > 0:
+            out.setdefault(engine, {})[size] = row['busbw_gbs'] / limit[size]['busbw_gbs']
+    return out
+
+
+def check_limit(o):
+    bench, jobs = o['allreduce'], o['jobs'] or {}
+    if 'ipc' not in (jobs.get('engines') or ['ipc']):
+        return INFO, 'not measured: GPU_PROOF_ENGINES left out ipc'
+    limit = engine_rows(bench, 'ipc')
+    if not limit:
+        return FAIL, 'no ipc engine results (the node limit) in allreduce.json'
+    if not all(row.get('correct') for row in limit.values()):
+        return FAIL, 'the ipc engine summed wrong'
+    largest = limit[max(limit)]
+    copy = ((bench.get('engines') or {}).get('ipc') or {}).get('device_copy_gbs')
+    return PASS, '%.1f GB/s busbw at %s through CUDA IPC with the sums on the GPU; device copy %s' % (
+        largest['busbw_gbs'], human_size(max(limit)), '%.0f GB/s' % copy if copy else 'not measured')
 
 
 def check_threshold(o):
@@ -186,7 +219,7 @@ def check_train(o):
 
 
 CHECKS = (
-    ('CUDA-aware MPI built by the mpi role', check_build),
+    ('CUDA-aware MPI installed by the mpi role', check_build),
     ('GPUs (nvidia-smi topo -m)', check_gpus),
     ('GPUs (NVML)', check_nvml),
     ('Open MPI CUDA-aware (mpi_facts)', check_mpi_cuda),
@@ -194,6 +227,7 @@ CHECKS = (
     ('RDMA ports (ib_facts)', check_ib),
     ('Validation preflight', check_preflight),
     ('Allreduce on GPU buffers', check_allreduce),
+    ('Node limit (ipc engine)', check_limit),
     ('Allreduce threshold', check_threshold),
     ('Smoke training on the GPU', check_train),
 )
@@ -258,8 +292,22 @@ def render(outputs, checks, out):
             cells = (row.get('engine', 'mpi'), human_size(row['size_bytes']), row['time_us'], row['algbw_gbs'],
                      row['busbw_gbs'], 'yes' if row.get('correct', True) else 'NO')
             lines.append('| %s | %s | %.1f | %.2f | %.2f | %s |' % cells)
+        shares = ratios(bench)
+        if shares:
+            sizes = sorted(set(size for values in shares.values() for size in values))
+            lines += ['', '## Against the node limit (busbw / the ipc engine\'s busbw at the same size)', '',
+                      '| Engine | ' + ' | '.join(human_size(size) for size in sizes) + ' |',
+                      '|---|' + '---:|' * len(sizes)]
+            for engine, values in shares.items():
+                lines.append('| %s | %s |' % (engine, ' | '.join('%.3g' % values[size] if size in values else '-'
+                                                                 for size in sizes)))
+    note = (outputs['jobs'] or {}).get('nccl_note')
+    if note:
+        lines += ['', 'NCCL did not run: %s.' % note]
     lines += ['', 'Two ranks on one node measure the CUDA-aware path (UCX cuda_copy/cuda_ipc, shared memory), not a '
-              'fabric; the threshold is correctness only unless GPU_PROOF_MIN_BUSBW_GBS was set.', '']
+              'fabric. The limit is what the GPU\'s memory allows two processes: the ipc engine reads the other '
+              'rank\'s buffer through CUDA IPC and sums on the GPU, with no message. The threshold is '
+              'GPU_PROOF_LIMIT_FRACTION of it at the largest size.', '']
     return '\n'.join(lines)
 
 

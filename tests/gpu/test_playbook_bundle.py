@@ -10,7 +10,7 @@ import sys
 import pytest
 
 import bundle
-from proof_paths import FIXTURES, HERE, ROOT
+from proof_paths import HERE, ROOT
 
 ANSIBLE_PLAYBOOK = os.path.join(os.path.dirname(sys.executable), 'ansible-playbook')
 
@@ -41,21 +41,8 @@ def test_missing_os_packages_are_named_before_the_build(tmp_path):
     assert ' tar' not in failed.split('(')[0]
 
 
-def test_the_pinned_checksums_are_the_ones_debian_publishes():
-    for key, dsc in (('ompi', 'openmpi_5.0.7-1.dsc'), ('ucx', 'ucx_1.13.1-1.dsc')):
-        spec = bundle.DEFAULT_SOURCES[key]
-        assert os.path.basename(spec['dsc']) == dsc
-        assert bundle.dsc_sha256((FIXTURES / dsc).read_text(), os.path.basename(spec['url'])) == spec['sha256']
-
-
-def test_a_dsc_without_the_file_gives_none():
-    assert bundle.dsc_sha256((FIXTURES / 'ucx_1.13.1-1.dsc').read_text(), 'ucx_1.18.1+ds.orig.tar.xz') is None
-
-
 @pytest.mark.parametrize('argv, says', [
-    (['--ucx', '/tmp/ucx-1.19.0.tar.gz'], '--ucx and --ucx-sha256 go together'),
-    (['--ompi-sha256', 'ab' * 32], '--ompi and --ompi-sha256 go together'),
-    (['--ucx', 'x.tar.gz', '--ucx-sha256', 'not-hex'], '--ucx-sha256 must be 64 hex digits'),
+    (['--mpi-package', '/nonexistent/openmpi.tar.gz'], '--mpi-package /nonexistent/openmpi.tar.gz is not a file'),
     (['--python-version', '312'], '--python-version must be X.Y'),
 ])
 def test_bad_bundle_arguments_are_refused(argv, says, capsys):
@@ -65,16 +52,34 @@ def test_bad_bundle_arguments_are_refused(argv, says, capsys):
     assert says in capsys.readouterr().err
 
 
-def test_the_ucx_snapshot_loses_its_test_apps_and_nothing_else(tmp_path):
-    # the SUBDIRS block as UCX 1.13.1's Makefile.am writes it (tabs, continuation backslashes)
-    makefile_am = tmp_path / 'Makefile.am'
-    makefile_am.write_text('SUBDIRS += \\\n\tsrc/tools/perf \\\n\tbindings/java \\\n\ttest/apps \\\n\texamples \\\n\tcmake\n')
-    bundle.drop_test_apps(str(makefile_am))
-    assert makefile_am.read_text() == 'SUBDIRS += \\\n\tsrc/tools/perf \\\n\tbindings/java \\\n\texamples \\\n\tcmake\n'
+def test_without_a_package_the_bundle_says_how_to_make_one(tmp_path):
+    with pytest.raises(SystemExit, match='molecule test -s mpi_cuda'):
+        bundle.newest_package(str(tmp_path / 'openmpi-*-cuda-*.tar.gz'))
 
 
-def test_a_ucx_that_lists_its_test_apps_otherwise_is_refused(tmp_path):
-    makefile_am = tmp_path / 'Makefile.am'
-    makefile_am.write_text('SUBDIRS = src/ucs src/uct test/apps\n')
-    with pytest.raises(SystemExit, match='does not list test/apps in SUBDIRS'):
-        bundle.drop_test_apps(str(makefile_am))
+def test_what_the_package_needs_is_sorted_into_runtime_driver_required_and_optional():
+    needed_by = {
+        'bin/mpirun': ['libopen-rte.so.40', 'libc.so.6'],
+        'lib/libucs.so.0.0.0': ['libnuma.so.1', 'libc.so.6'],
+        'lib/ucx/libuct_cuda.so.0.0.0': ['libcudart.so.11.0', 'libcuda.so.1', 'libnvidia-ml.so.1', 'libucs.so.0'],
+        'lib/ucx/libuct_ib.so.0.0.0': ['libibverbs.so.1', 'libnuma.so.1'],
+        'lib/openmpi/mca_btl_openib.so': ['librdmacm.so.1'],
+        'lib/libmca_common_verbs.so.40.30.0': ['libibverbs.so.1'],
+        'bin/ucx_perftest': ['libgomp.so.1'],
+    }
+    assert bundle.classify(needed_by, {'libopen-rte.so.40', 'libucs.so.0'}) == {
+        'cuda_runtime': ['libcudart.so.11.0'], 'driver': ['libcuda.so.1', 'libnvidia-ml.so.1'],
+        'required': ['libc.so.6', 'libnuma.so.1'], 'optional': ['libgomp.so.1', 'libibverbs.so.1', 'librdmacm.so.1']}
+
+
+def test_the_package_provides_the_sonames_of_its_links(tmp_path):
+    (tmp_path / 'lib' / 'ucx').mkdir(parents=True)
+    (tmp_path / 'lib' / 'ucx' / 'libuct_ib.so.0.0.0').write_text('')
+    (tmp_path / 'lib' / 'ucx' / 'libuct_ib.so.0').symlink_to('libuct_ib.so.0.0.0')
+    assert bundle.file_names(str(tmp_path)) == {'libuct_ib.so.0.0.0', 'libuct_ib.so.0'}
+
+
+def test_the_libraries_an_elf_file_needs_are_read_from_it():
+    # this machine's own ls: a real ELF file with a dynamic section
+    assert 'libc.so.6' in bundle.needed_libraries('/bin/ls')
+    assert bundle.needed_libraries(__file__) == []

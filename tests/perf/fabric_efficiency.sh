@@ -41,8 +41,8 @@ slots="$(var "$a" 'v.get("mpi_hostfile_slots") or 1')"
 bench_dir="$(var "$a" 'v.get("validate_bench_dir", "/opt/hpcfabric/bench")')"
 work_dir="$(var "$a" 'v.get("validate_work_dir", "/var/tmp/hpcfabric-validate")')"
 names="$(on "$a" "cat /etc/mpi/hostfile" | grep -v '^#' | head -2 | awk -v s="$slots" '{print $1 ":" s}' | paste -sd,)"
-python="$bench_dir/venv/bin/python"
-on "$a" "test -x $python" >/dev/null || python=python3
+# the Python the validation's jobs run: the bench_env role's, as its local fact records it
+python="$(on "$a" "cat /etc/ansible/facts.d/hpcfabric_bench_env.fact" | python3 -c 'import json, sys; print(json.load(sys.stdin)["python"])' 2>/dev/null || echo python3)"
 launch="mpirun --host $names -np $((2 * slots)) $bench_dir/rank_env.sh $work_dir/affinity $python"
 echo "$((2 * slots)) ranks ($slots per node) as the validation starts them: $launch ..."
 ansible -i "$inv" "$a,$b" -m ansible.builtin.copy -a "src=tests/perf/mpi_bidir.py dest=/tmp/hpcfabric-mpi-bidir.py mode=0644" >/dev/null

@@ -36,7 +36,9 @@ PLAY = """- name: Run the isolation's rounds as validate.yml does, from the firs
 
     - name: Plan the first round
       ansible.builtin.set_fact:
-        __validate_isolation: "{{ [] | hpcfabric.cluster.isolation_step(**__validate_isolation_args) }}"
+        __validate_isolation: >-
+          {{ [] | hpcfabric.cluster.isolation_step(__validate_nodes, __validate_rails, __validate_pair_threshold,
+                                                   __validate_threshold.min_size_bytes, **__validate_settings.isolation) }}
       run_once: true
 
     - name: Run the rounds

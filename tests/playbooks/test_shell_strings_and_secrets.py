@@ -179,10 +179,11 @@ def test_tasks_are_found_in_blocks_and_plays():
 
 # --- secrets -----------------------------------------------------------------------------------------------------
 # a task passes a secret when a module argument of its is a password, or its environment a download proxy's settings
-# (http_proxy=http://user:pass@proxy). no_log keeps the module's arguments and result out of the output; ansible-core
-# still prints a task's environment at -vvv (the mpi role's argument spec says so).
+# (http_proxy=http://user:pass@proxy; the pip environment of the bench_env role holds them). no_log keeps the module's
+# arguments and result out of the output; ansible-core still prints a task's environment at -vvv (the mpi role's
+# argument spec says so).
 SECRET_ARGS = ('password', 'url_password')
-PROXY_ENVIRONMENT = re.compile(r'\bmpi_download_environment\b|proxy', re.IGNORECASE)
+PROXY_ENVIRONMENT = re.compile(r'\bmpi_download_environment\b|pip_env|proxy', re.IGNORECASE)
 # modules that talk to a switch: what they register is (part of) its configuration. Not arista.eos.eos_config: it
 # answers with the lines it sends and its session's diff, which check mode and --diff are there to show
 SWITCH_TALK = {f'ansible.builtin.{m}' for m in ('uri', 'command')} | {'arista.eos.eos_command'}
@@ -229,6 +230,9 @@ SWITCH_TASKS = Path('roles/switch_qos/tasks/apply_sonic.yml')
 @pytest.mark.parametrize('rel, task, no_log, expected', [
     (Path('roles/mpi/tasks/fetch.yml'),
      {'ansible.builtin.get_url': {'url': 'u'}, 'environment': '{{ mpi_download_environment }}'}, False,
+     "the download proxy's settings"),
+    (Path('roles/bench_env/tasks/venv.yml'),
+     {'ansible.builtin.pip': {'name': ['cupy-cuda12x']}, 'environment': '{{ __bench_env_pip_env }}'}, False,
      "the download proxy's settings"),
     (Path('roles/x/tasks/main.yml'), {'ansible.builtin.uri': {'url': 'u', 'password': '{{ pw }}'}}, False, 'a password'),
     (Path('roles/x/tasks/main.yml'), {'ansible.builtin.uri': {'url': 'u', 'url_password': '{{ pw }}'}}, 'false',

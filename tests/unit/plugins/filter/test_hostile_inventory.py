@@ -19,7 +19,7 @@ from ansible_collections.hpcfabric.cluster.plugins.filter.inventory_problems imp
 inventory_problems = FilterModule().filters()['inventory_problems']
 
 EXAMPLE = Path(__file__).resolve().parents[4] / 'inventories' / 'example'
-NODE_ROLES = ['cluster_model', 'os_base', 'rdma', 'nvidia_driver', 'fabric_network', 'roce_qos', 'mpi',
+NODE_ROLES = ['cluster_model', 'os_base', 'rdma', 'nvidia_driver', 'fabric_network', 'roce_qos', 'mpi', 'bench_env',
               'mpi_hostfile', 'ssh_trust', 'storage', 'validate']
 NODES = ['b300-01', 'b300-02']
 
@@ -140,6 +140,7 @@ CASES = {
                                                      'mpi_source_build_dir on b300-01:'),
     'modulefiles into /usr/share': (setting('b300-02', mpi_modulefiles_dir='/usr/share'), 'mpi_modulefiles_dir on b300-02:'),
     'bench dir under /proc': (setting('b300-02', validate_bench_dir='/proc/self'), 'validate_bench_dir on b300-02:'),
+    'bench venv over /usr': (setting('b300-01', bench_env_dir='/usr'), "bench_env_dir on b300-01: '/usr' is a system directory"),
     'script dir with a newline (unit file)': (setting('b300-01', roce_qos_script_dir='/usr/local/lib/x\nExecStartPost=/bin/sh'),
                                               'roce_qos_script_dir on b300-01:'),
     'hostfile path with a space': (setting('b300-01', mpi_hostfile_path='/etc/mpi/host file'), 'mpi_hostfile_path on b300-01:'),

@@ -22,7 +22,7 @@ def test_filters_are_registered():
                                'interface_states', 'isolation_launch', 'isolation_rails', 'isolation_step',
                                'mpi_launch_tools', 'mpirun_error', 'mpirun_hosts', 'pair_results', 'pair_threshold',
                                'perftest_problems', 'preflight_problems', 'report_runs', 'shared_dir_problems',
-                               'threshold_inputs', 'train_smoke_verdict']
+                               'threshold_inputs', 'train_smoke_verdict', 'validate_settings']
     assert all(filters[name].__name__ == name for name in filters)
 
 
@@ -48,15 +48,15 @@ def test_filters_pass_arguments_through():
     problems = filters['preflight_problems']({'interfaces': {}}, {'device': 'cpu', 'rdma': False,
                                                                   'interfaces': ['fab0'], 'mtu': 9000})
     assert problems == ['fab0: not present']
-    inputs = filters['threshold_inputs']({'in_group': True, 'validate_min_bytes': 4, 'validate_max_bytes': MIB,
-                                          'validate_iters': 1, 'validate_warmup': 0,
-                                          'validate_threshold_mode': 'auto', 'validate_allreduce_min_busbw_gbs': None,
-                                          'validate_derived_fraction': 0.4, 'validate_calibrated_fraction': 0.9,
-                                          'validate_threshold_min_bytes': None, 'validate_calibrate': False,
-                                          'validate_isolation_repeats': 0},
-                                         {'a': {'devices': {'mlx5_0': {'ports': {'1': {'state': 'Active',
-                                                                                       'rate_gbps': 400}}}}}})
+    variables = {'validate_min_bytes': 4, 'validate_max_bytes': MIB, 'validate_iters': 1, 'validate_warmup': 0,
+                 'validate_threshold_mode': 'auto', 'validate_allreduce_min_busbw_gbs': None,
+                 'validate_derived_fraction': 0.4, 'validate_calibrated_fraction': 0.9,
+                 'validate_threshold_min_bytes': None, 'validate_calibrate': False, 'validate_isolation_repeats': 0}
+    ib = {'devices': {'mlx5_0': {'ports': {'1': {'state': 'Active', 'rate_gbps': 400}}}}}
+    inputs = filters['threshold_inputs'](variables, {'a': ib})
     assert (inputs['mode'], inputs['node_rates'], inputs['min_size_bytes']) == ('derived', {'a': 400}, MIB // 4)
+    settings = filters['validate_settings'](dict(variables, validate_group='g', validate_engine='ring'), False)
+    assert (settings['problems'], settings['engines']) == (['validate_group: this host is not in group g'], ['ring'])
     assert filters['interface_states']({'fab_0': {'mtu': 9000, 'active': True}}, ['fab-0']) == {
         'fab-0': {'mtu': 9000, 'operstate': 'up'}}
     assert filters['host_problems']({'a': ['fab0: not present']}) == ['a: fab0: not present']
@@ -93,7 +93,8 @@ def test_filters_pass_arguments_through():
      {}, '^allreduce_verdict: the sweep stops at 1048576 bytes, below validate_threshold_min_bytes=2097152'),
     ('isolation_step', ('x', ['a'], {'a': {'0': {}}}, {}, 0), {}, '^isolation_step: isolation results must be a list'),
     ('preflight_problems', ({}, {'device': 'tpu'}), {}, '^preflight_problems: preflight: expected device must be'),
-    ('threshold_inputs', ({'validate_calibrate': 'no'},), {}, '^threshold_inputs: validate_calibrate must be true or'),
+    ('threshold_inputs', ({'validate_calibrate': 'maybe'},), {}, '^threshold_inputs: validate_calibrate must be true or'),
+    ('validate_settings', ([], True), {}, '^validate_settings: variables must map the validate role'),
     ('interface_states', ({}, 'fab0'), {}, '^interface_states: interface names must be a list'),
     ('host_problems', ({'a': None},), {}, '^host_problems: the problems of a must be a list'),
     ('hostfile_entries', ('a slots=x',), {}, '^hostfile_entries: hostfile line 1: slots=x is not a slot count'),

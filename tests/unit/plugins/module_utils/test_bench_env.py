@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright (c) hpcfabric maintainers
-"""bench_env: the Python the validation runs - which CuPy, which interpreter, which mpi4py - and the role's import
-script run for real: by this interpreter, and by venvs made the way the role makes them."""
+"""bench_env: the Python the validation runs - which CuPy, which interpreter, which mpi4py - and the bench_env role's
+files/import_probe.py run for real: by this interpreter, and by venvs made the way the role makes them."""
 from __future__ import annotations
 
 import json
@@ -12,20 +12,20 @@ import venv
 from pathlib import Path
 
 import pytest
-import yaml
 
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.bench_env import (
     PTH_NAME, cuda_toolkit_version, cupy_choice, nccl_choice, plan, problems, pyvenv_cfg, read_report,
     settings_problems)
 
 ROOT = Path(__file__).resolve().parents[4]
-SCRIPT = yaml.safe_load((ROOT / 'roles' / 'validate' / 'vars' / 'main.yml').read_text())['__validate_import_script']
+PROBE = ROOT / 'roles' / 'bench_env' / 'files' / 'import_probe.py'
 VENV = '/opt/hpcfabric/bench/venv'
 
 
 def run_script(python, *modules):
-    """What the role's import script prints when ``python`` runs it, as the role's command task runs it."""
-    proc = subprocess.run([str(python), '-c', SCRIPT, *modules], capture_output=True, text=True, check=True, timeout=60)
+    """What import_probe.py prints when ``python`` runs it, as the role runs it: the script on stdin."""
+    proc = subprocess.run([str(python), '-', *modules], input=PROBE.read_text(), capture_output=True, text=True,
+                          check=True, timeout=60)
     return proc.stdout
 
 
@@ -50,13 +50,13 @@ def test_a_toolkit_too_old_for_any_cupy_wheel_names_the_variable(fixture_text):
     choice = cupy_choice(None, '/usr/local/cuda/', version_txt=fixture_text('cuda', '9.0-version.txt'))
     assert choice['package'] is None and choice['cuda_version'] == '9.0.176'
     assert choice['problem'].startswith('CUDA 9.0.176 in /usr/local/cuda: CuPy has wheels for CUDA 11, 12, 13 only')
-    assert 'validate_cupy_package' in choice['problem']
+    assert 'bench_env_cupy_package' in choice['problem']
 
 
 def test_no_toolkit_names_both_variables():
     problem = cupy_choice(None, '/opt/cuda', None, None)['problem']
     assert '/opt/cuda has neither version.json nor version.txt' in problem
-    assert 'validate_cuda_home' in problem and 'validate_cupy_package' in problem
+    assert 'bench_env_cuda_home' in problem and 'bench_env_cupy_package' in problem
 
 
 @pytest.mark.parametrize('text', ['{"cuda_nvcc": {"version": "12.4.131"}}', '{"cuda": {"version": 12}}', 'not json'])
@@ -84,8 +84,8 @@ def test_nccl_follows_the_cuda_major_version_cupy_was_chosen_for(explicit, cupy,
 
 def test_an_nccl_that_cannot_be_told_names_the_variable():
     problem = nccl_choice(None, 'cupy', None)['problem']
-    assert problem.startswith('the nccl engine needs NCCL for the CUDA major version, which validate_cupy_package=cupy '
-                              'does not tell') and 'validate_nccl_package' in problem
+    assert problem.startswith('the nccl engine needs NCCL for the CUDA major version, which bench_env_cupy_package=cupy '
+                              'does not tell') and 'bench_env_nccl_package' in problem
 
 
 def test_the_nccl_engine_adds_nccls_wheel_beside_cupy(fixture_text):
@@ -100,21 +100,21 @@ def test_a_module_that_imports_without_its_library_is_named(tmp_path):
     # cupy.cuda.nccl imports where libnccl.so.2 is missing and says so in its `available`: here a stand-in module
     (tmp_path / 'fake_nccl.py').write_text('available = False\n')
     (tmp_path / 'fake_lib.py').write_text('available = True\n')
-    proc = subprocess.run([sys.executable, '-c', SCRIPT, 'fake_nccl,fake_lib,json'], capture_output=True, text=True,
-                          check=True, timeout=60, env=dict(os.environ, PYTHONPATH=str(tmp_path)))
+    proc = subprocess.run([sys.executable, '-', 'fake_nccl,fake_lib,json'], input=PROBE.read_text(), capture_output=True,
+                          text=True, check=True, timeout=60, env=dict(os.environ, PYTHONPATH=str(tmp_path)))
     report = read_report(proc.stdout)
     assert (report['modules']['fake_nccl']['available'], report['modules']['fake_lib']['available']) == (False, True)
     assert 'available' not in report['modules']['json']
     assert problems(proc.stdout, {}) == [
         "the bench Python imports fake_nccl, which finds no library to use (fake_nccl.available is false): for "
-        "cupy.cuda.nccl install NVIDIA's NCCL wheel for the CUDA major version (validate_nccl_package)"]
+        "cupy.cuda.nccl install NVIDIA's NCCL wheel for the CUDA major version (bench_env_nccl_package)"]
 
 
 # --- settings ------------------------------------------------------------------------------------------------------
 
-SETTINGS = {'validate_wheelhouse_src': None, 'validate_pip_index_url': None, 'validate_cuda_home': '/usr/local/cuda',
-            'validate_bench_dir': '/opt/hpcfabric/bench', 'validate_cupy_package': None, 'validate_nccl_package': None,
-            'validate_pip_environment': {}}
+SETTINGS = {'bench_env_dir': '/opt/hpcfabric/bench', 'bench_env_device': 'cuda', 'bench_env_nccl': False,
+            'bench_env_wheelhouse_src': None, 'bench_env_pip_index_url': None, 'bench_env_cuda_home': '/usr/local/cuda',
+            'bench_env_cupy_package': None, 'bench_env_nccl_package': None, 'bench_env_pip_environment': {}}
 
 
 def test_the_defaults_hold():
@@ -122,13 +122,13 @@ def test_the_defaults_hold():
 
 
 @pytest.mark.parametrize('changes, start', [
-    ({'validate_wheelhouse_src': '/srv/wheels', 'validate_pip_index_url': 'https://m/simple'},
-     'validate_wheelhouse_src and validate_pip_index_url are both set'),
-    ({'validate_cuda_home': 'cuda'}, "validate_cuda_home must be an absolute path, got 'cuda'"),
-    ({'validate_cupy_package': 'cupy-cuda12x; rm -rf /'}, 'validate_cupy_package must be one pip requirement'),
-    ({'validate_cupy_package': 'https://evil.example/cupy.whl'}, 'validate_cupy_package must be one pip requirement'),
-    ({'validate_nccl_package': 'nvidia-nccl-cu12 --index-url http://x'}, 'validate_nccl_package must be one pip requirement'),
-    ({'validate_pip_environment': {'PIP_TIMEOUT': 60}}, 'validate_pip_environment must map variable names to strings'),
+    ({'bench_env_wheelhouse_src': '/srv/wheels', 'bench_env_pip_index_url': 'https://m/simple'},
+     'bench_env_wheelhouse_src and bench_env_pip_index_url are both set'),
+    ({'bench_env_cuda_home': 'cuda'}, "bench_env_cuda_home must be an absolute path, got 'cuda'"),
+    ({'bench_env_cupy_package': 'cupy-cuda12x; rm -rf /'}, 'bench_env_cupy_package must be one pip requirement'),
+    ({'bench_env_cupy_package': 'https://evil.example/cupy.whl'}, 'bench_env_cupy_package must be one pip requirement'),
+    ({'bench_env_nccl_package': 'nvidia-nccl-cu12 --index-url http://x'}, 'bench_env_nccl_package must be one pip requirement'),
+    ({'bench_env_pip_environment': {'PIP_TIMEOUT': 60}}, 'bench_env_pip_environment must map variable names to strings'),
 ])
 def test_bad_settings_are_named(changes, start):
     found = settings_problems(dict(SETTINGS, **changes))
@@ -137,7 +137,7 @@ def test_bad_settings_are_named(changes, start):
 
 @pytest.mark.parametrize('package', ['cupy-cuda12x', 'cupy-cuda11x>=13,<14', 'cupy-cuda13x == 14.0.1', 'cupy[all]'])
 def test_requirements_pip_takes_are_accepted(package):
-    assert settings_problems(dict(SETTINGS, validate_cupy_package=package)) == []
+    assert settings_problems(dict(SETTINGS, bench_env_cupy_package=package)) == []
 
 
 # --- the plan, from the import script's real output ----------------------------------------------------------------
@@ -239,7 +239,7 @@ def test_cuda_adds_cupy_and_a_node_without_a_toolkit_stops(fixture_text):
     wanted = plan(base_inputs(device='cuda', version_json=fixture_text('cuda', '12.1-version.json'), probe=debian_probe()))
     assert (wanted['packages'], wanted['cuda_version'], wanted['problems']) == (['cupy-cuda12x'], '12.1.20230222', [])
     stopped = plan(base_inputs(device='cuda', probe=debian_probe()))
-    assert stopped['packages'] == [] and 'validate_cupy_package' in stopped['problems'][0]
+    assert stopped['packages'] == [] and 'bench_env_cupy_package' in stopped['problems'][0]
 
 
 def test_a_recorded_python_that_cannot_import_mpi4py_or_run_is_named():

@@ -16,7 +16,7 @@ from ansible_collections.hpcfabric.cluster.plugins.module_utils.isolation import
     ring_rounds,
     run_text,
 )
-from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_checks import allreduce_threshold
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate.thresholds import allreduce_threshold
 
 _SPEC = importlib.util.spec_from_file_location('isolation_sim', Path(__file__).with_name('isolation_sim.py'))
 sim = importlib.util.module_from_spec(_SPEC)

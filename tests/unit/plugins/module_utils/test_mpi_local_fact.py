@@ -8,7 +8,7 @@ import pytest
 
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.mpi_local_fact import (
     FACT_FILE, fact_problems, launch_tools, launch_tools_differ)
-from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_checks import preflight_problems
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate.preflight import preflight_problems
 
 HPCX = '/opt/hpcx/hpcx-v2.20-gcc-inbox-ubuntu22.04-cuda12-x86_64'
 

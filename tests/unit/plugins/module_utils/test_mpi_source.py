@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright (c) hpcfabric maintainers
-"""The source flavour's configure flags (module_utils/mpi_source.py)."""
+"""The source flavour's configure flags and its build-once plan (module_utils/mpi_source.py)."""
 from __future__ import annotations
 
 import pytest
 
-from ansible_collections.hpcfabric.cluster.plugins.module_utils.mpi_source import configure_flags
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.mpi_source import build_plan, configure_flags
 
 PREFIX = '/opt/hpcfabric/openmpi-x'
 
@@ -56,3 +56,67 @@ def test_open_mpi_4_gets_no_bundled_flags():
 def test_an_unreadable_version_is_refused(version):
     with pytest.raises(ValueError, match='major.minor'):
         configure_flags(PREFIX, version)
+
+
+def _states(**hosts):
+    return {host: {'stamp': stamp, 'needed': needed} for host, (stamp, needed) in hosts.items()}
+
+
+def test_on_new_hosts_the_first_builds_packs_and_the_others_install_its_package():
+    plan = build_plan(_states(node01=('a', True), node02=('a', True), node03=('a', True)))
+    assert plan == {'node01': {'builder': 'node01', 'build': True, 'install': False, 'pack': True},
+                    'node02': {'builder': 'node01', 'build': False, 'install': True, 'pack': False},
+                    'node03': {'builder': 'node01', 'build': False, 'install': True, 'pack': False}}
+
+
+def test_hosts_added_later_get_the_package_of_a_host_that_has_the_build_and_nothing_compiles():
+    plan = build_plan(_states(node01=('a', True), node02=('a', False), node03=('a', True)))
+    assert plan == {'node01': {'builder': 'node02', 'build': False, 'install': True, 'pack': False},
+                    'node02': {'builder': 'node02', 'build': False, 'install': False, 'pack': True},
+                    'node03': {'builder': 'node02', 'build': False, 'install': True, 'pack': False}}
+
+
+def test_a_lone_host_that_builds_packs_its_build_for_hosts_to_come():
+    assert build_plan(_states(node01=('a', True))) == {
+        'node01': {'builder': 'node01', 'build': True, 'install': False, 'pack': True}}
+
+
+def test_named_build_host_that_has_the_build_packs_it_for_a_new_node_and_builds_nothing():
+    plan = build_plan(_states(node01=('a', False), node02=('a', False), node03=('a', True)), 'node01')
+    assert plan['node01'] == {'builder': 'node01', 'build': False, 'install': False, 'pack': True}
+    assert plan['node03'] == {'builder': 'node01', 'build': False, 'install': True, 'pack': False}
+
+
+def test_nothing_is_built_or_packed_when_every_host_has_the_build():
+    plan = build_plan(_states(node01=('a', False), node02=('a', False)))
+    assert not any(step[key] for step in plan.values() for key in ('build', 'install', 'pack'))
+    assert {step['builder'] for step in plan.values()} == {'node01'}
+
+
+def test_hosts_that_want_different_builds_each_get_their_own_builder():
+    plan = build_plan(_states(cpu1=('plain', True), gpu1=('cuda', True), cpu2=('plain', True), gpu2=('cuda', True)))
+    assert [plan[h]['builder'] for h in ('cpu1', 'cpu2', 'gpu1', 'gpu2')] == ['cpu1', 'cpu1', 'gpu1', 'gpu1']
+    assert [h for h in plan if plan[h]['build']] == ['cpu1', 'gpu1']
+    assert {h for h in plan if plan[h]['install']} == {'cpu2', 'gpu2'}
+
+
+def test_a_build_host_outside_the_play_is_refused_by_name():
+    with pytest.raises(ValueError, match='mpi_source_build_host builder9 is not a host of this play'):
+        build_plan(_states(node01=('a', True)), 'builder9')
+
+
+def test_a_build_host_that_wants_another_build_is_refused_naming_the_hosts_it_cannot_serve():
+    with pytest.raises(ValueError, match='builds another stack than gpu1, gpu2 want'):
+        build_plan(_states(cpu1=('plain', False), gpu1=('cuda', True), gpu2=('cuda', True)), 'cpu1')
+
+
+def test_a_build_host_with_another_build_is_fine_where_that_group_needs_nothing():
+    plan = build_plan(_states(cpu1=('plain', True), gpu1=('cuda', False)), 'cpu1')
+    assert plan['gpu1'] == {'builder': 'gpu1', 'build': False, 'install': False, 'pack': False}
+    assert plan['cpu1'] == {'builder': 'cpu1', 'build': True, 'install': False, 'pack': True}
+
+
+@pytest.mark.parametrize('states', [{'node01': {'stamp': 'a'}}, {'node01': 'a'}])
+def test_a_state_without_stamp_and_needed_is_refused(states):
+    with pytest.raises(ValueError, match='node01: a build state needs stamp and needed'):
+        build_plan(states)

@@ -16,11 +16,9 @@ from ansible_collections.hpcfabric.cluster.plugins.module_utils.node_verdicts im
     reference_threshold,
 )
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.port_counters import counters_report
-from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_checks import (
-    allreduce_threshold,
-    allreduce_verdict,
-)
-from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_report import render_markdown
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate.report import render_markdown
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate.thresholds import allreduce_threshold
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate.verdicts import allreduce_verdict
 
 _SPEC = importlib.util.spec_from_file_location('isolation_sim', Path(__file__).with_name('isolation_sim.py'))
 sim = importlib.util.module_from_spec(_SPEC)

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.perftest import bench_of_report, bw_argv, parse_bw_report
-from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_checks import allreduce_threshold, allreduce_verdict
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate.thresholds import allreduce_threshold
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate.verdicts import allreduce_verdict
 
 
 def test_a_sweep_gives_every_row(fixture_text):

@@ -22,8 +22,14 @@ def test_a_mirror_is_the_index():
 
 
 def test_pypi_by_default_and_source_builds_named():
-    # the mpi role's mpi4py: never a binary wheel, which would not be linked against its MPI
+    # the mpi role's mpi4py built by the MPI's own mpicc (mpi_mpi4py_binary false)
     assert pip_environment({}, no_binary=['mpi4py']) == {'PIP_DISABLE_PIP_VERSION_CHECK': '1', 'PIP_NO_BINARY': 'mpi4py'}
+
+
+def test_wheels_only_named():
+    # the mpi role's mpi4py as its binary wheel: pip must not fall back to compiling the sdist
+    want = {'PIP_DISABLE_PIP_VERSION_CHECK': '1', 'PIP_ONLY_BINARY': 'mpi4py,numpy'}
+    assert pip_environment({}, only_binary=['mpi4py', 'numpy']) == want
 
 
 def test_the_input_is_not_changed():
@@ -34,7 +40,8 @@ def test_the_input_is_not_changed():
 
 @pytest.mark.parametrize('kwargs, message', [
     ({'wheelhouse': 'wheels'}, 'absolute directory'),
-    ({'no_binary': 'mpi4py'}, 'list of project names'),
+    ({'no_binary': 'mpi4py'}, 'no_binary must be a list of project names'),
+    ({'only_binary': ['mpi4py', '']}, 'only_binary must be a list of project names'),
 ])
 def test_bad_input_is_named(kwargs, message):
     with pytest.raises(ValueError, match=message):

@@ -11,10 +11,8 @@ import struct
 
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.isolation import isolation_step
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.node_verdicts import node_verdicts
-from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_checks import (
-    allreduce_threshold,
-    allreduce_verdict,
-)
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate.thresholds import allreduce_threshold
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate.verdicts import allreduce_verdict
 from ansible_collections.hpcfabric.cluster.plugins.modules import allreduce_report
 
 MIB = 1024 * 1024

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.hpcfabric.cluster.plugins.module_utils.bench_engines import (
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate.engines import (
     engine_bench, engine_rows, engines_summary, link_rate_bound, link_suspects, nccl_mismatches, nccl_used, rail_checks,
 )
-from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_checks import (
-    allreduce_threshold, allreduce_verdict, pair_threshold, threshold_inputs,
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate.report import report_runs
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate.thresholds import (
+    allreduce_threshold, pair_threshold, threshold_inputs,
 )
-from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_collect import report_runs
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate.verdicts import allreduce_verdict
 
 MIB = 1024 * 1024
 SIZES = [64 * MIB, 128 * MIB, 256 * MIB]
@@ -171,7 +172,7 @@ def test_a_calibrated_threshold_takes_the_baseline_rows_of_the_judged_engine():
      'validate_engines_reported names nccl, which reduces GPU buffers only'),
 ])
 def test_nccl_on_host_buffers_is_a_setting_problem(changes, problem):
-    settings = {'in_group': True, 'validate_min_bytes': 4, 'validate_max_bytes': 8, 'validate_iters': 1,
+    settings = {'validate_min_bytes': 4, 'validate_max_bytes': 8, 'validate_iters': 1,
                 'validate_warmup': 0, 'validate_threshold_mode': 'auto', 'validate_derived_fraction': 0.6,
                 'validate_calibrated_fraction': 0.9, 'validate_isolation_repeats': 0, 'validate_engine': 'ring',
                 'validate_engines_reported': ['mpi'], 'validate_device': 'cuda'}

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright (c) hpcfabric maintainers
-"""validate_report.render_markdown: the report.md a sysadmin reads."""
+"""validate.report: the report's runs and the report.md a sysadmin reads."""
 
 from __future__ import annotations
 
@@ -9,19 +9,20 @@ from pathlib import Path
 
 import pytest
 
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.drift import drift_findings
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.isolation import isolation_step
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.perftest import bench_of_report
-from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_checks import (
-    allreduce_threshold,
-    allreduce_verdict,
-)
-from ansible_collections.hpcfabric.cluster.plugins.module_utils.drift import drift_findings
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.port_counters import counters_report
-from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_report import render_markdown
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate.report import render_markdown, report_runs
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate.thresholds import allreduce_threshold
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate.verdicts import allreduce_verdict
 
-_SPEC = importlib.util.spec_from_file_location('isolation_sim', Path(__file__).with_name('isolation_sim.py'))
+_SPEC = importlib.util.spec_from_file_location('isolation_sim', Path(__file__).parents[1] / 'isolation_sim.py')
 sim = importlib.util.module_from_spec(_SPEC)
 _SPEC.loader.exec_module(sim)
+_SPEC = importlib.util.spec_from_file_location('validate_fakes', Path(__file__).with_name('validate_fakes.py'))
+fakes = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(fakes)
 
 MIB = 1024 * 1024
 LARGE = 64 * MIB
@@ -319,7 +320,6 @@ def test_many_drift_findings_are_cut_in_the_table_only():
 
 def engine_report():
     """Three nodes, the ring judged (one rail of node03 slow) and MPI_Allreduce reported beside it."""
-    from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_collect import report_runs
     hosts = ['node01', 'node02', 'node03']
     rows = []
     for power in range(6, 8):
@@ -372,7 +372,6 @@ def test_the_engines_stand_side_by_side_and_the_rings_slow_link_is_named():
 
 
 def test_the_report_says_what_nccl_used_and_where_it_differs_from_the_job_environment(fixture_text):
-    from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_collect import report_runs
     report = engine_report()
     bench = report['runs'][0]['bench']
     full = dict(bench, results=bench['results'] + [dict(row, engine='nccl') for row in bench['results']],
@@ -384,3 +383,36 @@ def test_the_report_says_what_nccl_used_and_where_it_differs_from_the_job_enviro
     assert ('What NCCL 2.18.5 said it used on node01: network IB; devices mlx5_4:1 (RoCE); variables it read: '
             'NCCL_IB_HCA=mlx5_4.') in lines
     assert '- **node01: NCCL read NCCL_IB_HCA=mlx5_4, the job environment has =mlx5_4:1**' in lines
+
+
+# report_runs
+
+BENCH = fakes.BENCH
+
+
+def test_report_runs_all_nodes_then_the_pairs_with_results():
+    pair = dict(BENCH, world_size=2)
+    pairs = [{'hosts': ['node01', 'node02'], 'rail': 0, 'stage': 'ring', 'bench': pair, 'error': None, 'mpirun_rc': 0},
+             {'hosts': ['node02', 'node03'], 'bench': None, 'error': 'isolation pair node02 + node03 exited 1',
+              'mpirun_rc': 1},
+             {'hosts': ['node03', 'node01'], 'rail': 1, 'stage': 'confirm', 'bench': pair, 'mpirun_rc': 3,
+              'error': 'isolation pair node03 + node01 on rail 1 exited 3'}]
+    assert report_runs(BENCH, pairs, 0) == [
+        {'name': 'all nodes (16 ranks)', 'hosts': ['node01', 'node02'], 'bench': BENCH, 'mpirun_rc': 0},
+        {'name': 'pair node01 + node02, rail 0 (ring)', 'hosts': ['node01', 'node02'], 'bench': pair, 'mpirun_rc': 0},
+        {'name': 'pair node03 + node01, rail 1 (confirm)', 'hosts': ['node03', 'node01'], 'bench': pair, 'mpirun_rc': 3},
+    ]
+
+
+def test_report_runs_without_isolation():
+    assert report_runs(BENCH) == report_runs(BENCH, []) == [
+        {'name': 'all nodes (16 ranks)', 'hosts': ['node01', 'node02'], 'bench': BENCH, 'mpirun_rc': None}]
+
+
+@pytest.mark.parametrize('bench, pairs, message', [
+    ({}, None, '^bench must be the JSON of files/bench/allreduce.py'),
+    (BENCH, ['node01'], '^isolation pairs must be {hosts, rail, stage, bench, error, mpirun_rc}'),
+])
+def test_report_runs_reject(bench, pairs, message):
+    with pytest.raises(ValueError, match=message):
+        report_runs(bench, pairs)

@@ -1,22 +1,21 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright (c) hpcfabric maintainers
-"""Render the validate role's report dict as Markdown (report.md), a pure function.
+"""The validation's report: its runs (the all-node job's engines, the judged one first, then the isolation's pair
+runs) and report.md, the Markdown a sysadmin reads, both pure functions; the plots are ``plot.py``'s.
 
 The report dict is documented in the ``allreduce_report`` module's ``report`` option.
 """
 
 from __future__ import annotations
 
-from ansible_collections.hpcfabric.cluster.plugins.module_utils.bench_engines import (
-    LINKS_SHOWN, engines_summary, link_suspects, nccl_mismatches, nccl_used, rail_name, slow_links,
-)
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.node_verdicts import PASS, RANK, node_verdicts
-from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_checks import (
-    format_gbs,
-    human_size,
-    suspect_text,
-    threshold_at,
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate.engines import (
+    LINKS_SHOWN, engine_names, engines_summary, judged_first, link_suspects, nccl_mismatches, nccl_used, rail_name,
+    slow_links,
 )
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate.thresholds import threshold_at
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate.units import format_gbs, human_size
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate.verdicts import suspect_text
 
 # a run over a thousand nodes would otherwise print a thousand names in a heading line
 HOSTS_SHOWN = 16
@@ -427,3 +426,37 @@ def render_markdown(report, plot=None, rails_plot=None):
             else:
                 lines += _run_section(run, pair_threshold)
     return '\n'.join(lines).rstrip('\n') + '\n'
+
+
+def report_runs(bench, pairs=None, mpirun_rc=None, engine=None):
+    """The report's runs: the all-node run, one run per engine with the judged ``engine`` first, then every isolation
+    run that has results.
+
+    ``bench`` is the all-node bench JSON, ``pairs`` the isolation's runs ``{hosts, rail, stage, bench, error,
+    mpirun_rc}`` (None when it did not run), ``mpirun_rc`` the all-node run's exit status, ``engine`` the judged
+    engine (``validate_engine``; the bench's only one when None). Each run is ``{name, hosts, bench, mpirun_rc}``; an
+    engine's run of the all-node job also has ``engine`` and ``judged``, and its ``bench`` holds that engine alone.
+    """
+    if not isinstance(bench, dict) or 'world_size' not in bench:
+        raise ValueError('bench must be the JSON of files/bench/allreduce.py, got %r' % (bench,))
+    names = engine_names(bench)
+    if engine is None and len(names) > 1:
+        raise ValueError('the benchmark ran %s: name the judged engine' % ', '.join(names))
+    runs = []
+    for name, narrowed in judged_first(bench, engine if engine is not None else (names or [None])[0]):
+        run = {'name': 'all nodes (%d ranks)' % bench['world_size'], 'hosts': bench.get('hosts'), 'bench': narrowed,
+               'mpirun_rc': mpirun_rc}
+        if name is not None:
+            run.update(name='%s, %s engine' % (run['name'], name), engine=name, judged=not runs)
+        runs.append(run)
+    for pair in pairs or []:
+        if not isinstance(pair, dict) or 'hosts' not in pair:
+            raise ValueError('isolation pairs must be {hosts, rail, stage, bench, error, mpirun_rc}, got %r' % (pair,))
+        if pair.get('bench'):
+            name = 'pair ' + ' + '.join(pair['hosts'])
+            if pair.get('rail') is not None:
+                name += ', rail %s' % pair['rail']
+            if pair.get('stage'):
+                name += ' (%s)' % pair['stage']
+            runs.append({'name': name, 'hosts': pair['hosts'], 'bench': pair['bench'], 'mpirun_rc': pair.get('mpirun_rc')})
+    return runs

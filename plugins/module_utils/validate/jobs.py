@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright (c) hpcfabric maintainers
-"""What the validate role's tasks gathered, put into the shapes its checks and its report read.
+"""The validation's jobs as Ansible ran them: a hostfile's entries and the mpirun host list made from them, why a job
+failed (its registered ``command`` result), and an isolation round's runs with what they gave (the registered results
+of their ends and the ``slurp`` of their JSON).
 
-Inputs are Ansible's own results: the setup module's network facts, a hostfile's text, the registered results of
-``command`` and ``slurp``, the bench JSON of ``files/bench/allreduce.py``. Bad input raises :class:`ValueError`
-naming what is wrong; the filter plugins turn it into an AnsibleFilterError.
+Bad input raises :class:`ValueError` naming what is wrong; the filter plugins turn it into an AnsibleFilterError.
 """
 from __future__ import annotations
 
@@ -12,32 +12,11 @@ import base64
 import json
 import signal
 
-from ansible_collections.hpcfabric.cluster.plugins.module_utils.bench_engines import engine_names, judged_first
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.perftest import bench_of_report
-from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_checks import TRAIN_JOBS, train_verdict
 
 # what a failed job's message keeps of mpirun's stderr: the end, where the bench says what went wrong and Open MPI
 # names the first rank that failed and its exit code (its banner takes 6 lines once its rules are left out)
 STDERR_LINES = 8
-
-
-def interface_states(facts, names):
-    """``{name: {mtu, operstate}}`` of the named interfaces, from the setup module's network facts.
-
-    Setup keys an interface's facts by its name with ``-`` turned into ``_``; an interface it does not report has
-    ``mtu`` and ``operstate`` None, and ``operstate`` is None too when setup gives no ``active`` flag.
-    """
-    if not isinstance(facts, dict):
-        raise ValueError('facts must be the host\'s ansible_facts, got %s' % type(facts).__name__)
-    if not isinstance(names, (list, tuple)):
-        raise ValueError('interface names must be a list, got %s' % type(names).__name__)
-    states = {}
-    for name in names:
-        seen = facts.get(str(name).replace('-', '_'))
-        seen = seen if isinstance(seen, dict) else {}
-        active = seen.get('active')
-        states[name] = {'mtu': seen.get('mtu'), 'operstate': None if active is None else ('up' if active else 'down')}
-    return states
 
 
 def _slots(field, number):
@@ -84,7 +63,7 @@ def mpirun_hosts(entries, rotate=0):
             '-np', str(sum(entry['slots'] for entry in ordered))]
 
 
-def _fetched_json(fetched):
+def fetched_json(fetched):
     """The JSON file a ``slurp`` fetched; None when there is none."""
     content = fetched.get('content') if isinstance(fetched, dict) else None
     if content is None:
@@ -92,7 +71,7 @@ def _fetched_json(fetched):
     return json.loads(base64.b64decode(content))
 
 
-def _exit_status(run):
+def exit_status(run):
     """mpirun's exit status from the registered command; None when there is none (an unreachable launcher)."""
     rc = run.get('rc') if isinstance(run, dict) else None
     return rc if isinstance(rc, int) and not isinstance(rc, bool) else None
@@ -135,7 +114,7 @@ def mpirun_error(run, job, launcher, tool='mpirun'):
         if not isinstance(value, str) or not value:
             raise ValueError('%s must be a non-empty string, got %r' % (name, value))
     run = run if isinstance(run, dict) else {}
-    rc = _exit_status(run)
+    rc = exit_status(run)
     if rc == 0:
         return None
     lines = _stderr_tail(run) or ([str(run['msg'])] if run.get('msg') else [])
@@ -185,14 +164,14 @@ def pair_results(launch, ends, fetched):
             bench, error = _perftest_result(job, hosts, client, ends.get((index, 'server')), pair.get('cuda'))
         else:
             bench, error = _mpi_result(job, hosts, client, fetched.get((index, 'client')))
-        results.append(dict(pair, hosts=hosts, bench=bench, error=error, mpirun_rc=_exit_status(client)))
+        results.append(dict(pair, hosts=hosts, bench=bench, error=error, mpirun_rc=exit_status(client)))
     return results
 
 
 def _mpi_result(job, hosts, run, got):
     error = mpirun_error(run, job, hosts[0])
     try:
-        bench = _fetched_json(got)
+        bench = fetched_json(got)
     # a truncated or garbled file (base64 or JSON) is a failed pair, not a failed validation
     except ValueError as exc:
         bench = None
@@ -216,77 +195,3 @@ def _perftest_result(job, hosts, client, server, cuda):
 
 def _pair_job(hosts, rail):
     return 'isolation pair %s%s' % (' + '.join(hosts), '' if rail is None else ' on rail %s' % rail)
-
-
-def train_smoke_verdict(runs, fetched, launcher):
-    """The smoke training judged: ``{first, resumed, passed, errors, mpirun_rc}``, as ``train_verdict`` and
-    ``mpirun_rc``, each job's exit status (``{first, resumed}``).
-
-    ``runs`` and ``fetched`` are the ``results`` of the looped mpirun ``command`` and ``slurp`` of the summaries,
-    the first job then the resumed job; a job ran from the ``launcher`` of its loop item, else from ``launcher``.
-    """
-    for name, value in (('runs', runs), ('fetched', fetched)):
-        if not isinstance(value, (list, tuple)) or len(value) != len(TRAIN_JOBS):
-            raise ValueError('%s must be a list of %d results (%s), got %r'
-                             % (name, len(TRAIN_JOBS), ', '.join(TRAIN_JOBS), value))
-    summaries, run_errors, exit_statuses = {}, {}, {}
-    for (name, job), run, got in zip(TRAIN_JOBS.items(), runs, fetched):
-        item = run.get('item') if isinstance(run, dict) else None
-        run_errors[name] = mpirun_error(run, job, (item.get('launcher') if isinstance(item, dict) else None) or launcher)
-        exit_statuses[name] = _exit_status(run)
-        try:
-            summaries[name] = _fetched_json(got)
-        except ValueError as exc:
-            summaries[name] = None
-            run_errors[name] = ('%s; summary is not JSON (%s)' % (run_errors[name], exc) if run_errors[name]
-                                else '%s: summary is not JSON (%s)' % (job, exc))
-    verdict = train_verdict(summaries['first'], summaries['resumed'], run_errors)
-    verdict['mpirun_rc'] = exit_statuses
-    return verdict
-
-
-def report_runs(bench, pairs=None, mpirun_rc=None, engine=None):
-    """The report's runs: the all-node run, one run per engine with the judged ``engine`` first, then every isolation
-    run that has results.
-
-    ``bench`` is the all-node bench JSON, ``pairs`` the isolation's runs ``{hosts, rail, stage, bench, error,
-    mpirun_rc}`` (None when it did not run), ``mpirun_rc`` the all-node run's exit status, ``engine`` the judged
-    engine (``validate_engine``; the bench's only one when None). Each run is ``{name, hosts, bench, mpirun_rc}``; an
-    engine's run of the all-node job also has ``engine`` and ``judged``, and its ``bench`` holds that engine alone.
-    """
-    if not isinstance(bench, dict) or 'world_size' not in bench:
-        raise ValueError('bench must be the JSON of files/bench/allreduce.py, got %r' % (bench,))
-    names = engine_names(bench)
-    if engine is None and len(names) > 1:
-        raise ValueError('the benchmark ran %s: name the judged engine' % ', '.join(names))
-    runs = []
-    for name, narrowed in judged_first(bench, engine if engine is not None else (names or [None])[0]):
-        run = {'name': 'all nodes (%d ranks)' % bench['world_size'], 'hosts': bench.get('hosts'), 'bench': narrowed,
-               'mpirun_rc': mpirun_rc}
-        if name is not None:
-            run.update(name='%s, %s engine' % (run['name'], name), engine=name, judged=not runs)
-        runs.append(run)
-    for pair in pairs or []:
-        if not isinstance(pair, dict) or 'hosts' not in pair:
-            raise ValueError('isolation pairs must be {hosts, rail, stage, bench, error, mpirun_rc}, got %r' % (pair,))
-        if pair.get('bench'):
-            name = 'pair ' + ' + '.join(pair['hosts'])
-            if pair.get('rail') is not None:
-                name += ', rail %s' % pair['rail']
-            if pair.get('stage'):
-                name += ' (%s)' % pair['stage']
-            runs.append({'name': name, 'hosts': pair['hosts'], 'bench': pair['bench'], 'mpirun_rc': pair.get('mpirun_rc')})
-    return runs
-
-
-def host_problems(problems_by_host):
-    """``['<host>: <problem>', ...]``: every host's problems in one list, host by host, for one verdict."""
-    if not isinstance(problems_by_host, dict):
-        raise ValueError('problems must map each host to its list of problems, got %s'
-                         % type(problems_by_host).__name__)
-    lines = []
-    for host, problems in problems_by_host.items():
-        if not isinstance(problems, (list, tuple)):
-            raise ValueError('the problems of %s must be a list, got %s' % (host, type(problems).__name__))
-        lines.extend('%s: %s' % (host, problem) for problem in problems)
-    return lines

@@ -1,75 +1,30 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright (c) hpcfabric maintainers
-"""validate_collect: setup facts, hostfiles, registered command and slurp results into the validate role's shapes."""
+"""validate.jobs: hostfiles, why a job failed (on mpirun's real stderr) and an isolation round's results, from what
+Ansible registered."""
+
 from __future__ import annotations
 
 import base64
+import importlib.util
 import json
+from pathlib import Path
 
 import pytest
 
-from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_checks import allreduce_threshold, allreduce_verdict
-from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate_collect import (
-    host_problems,
-    hostfile_entries,
-    interface_states,
-    mpirun_error,
-    pair_results,
-    report_runs,
-    train_smoke_verdict,
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate.jobs import (
+    hostfile_entries, mpirun_error, pair_results,
 )
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate.report import report_runs
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate.thresholds import allreduce_threshold
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate.verdicts import allreduce_verdict
 
-BENCH = {'world_size': 16, 'device': 'cuda', 'hosts': ['node01', 'node02'],
-         'mpi': {'library_version': 'Open MPI v4.1.7', 'cuda_aware': True},
-         'results': [{'size_bytes': 1048576, 'time_us': 80.0, 'algbw_gbs': 13.1, 'busbw_gbs': 24.6}], 'correct': True}
+_SPEC = importlib.util.spec_from_file_location('validate_fakes', Path(__file__).with_name('validate_fakes.py'))
+fakes = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(fakes)
 
-
-def slurped(data):
-    """What ansible.builtin.slurp registers for a file holding ``data`` as JSON."""
-    return {'changed': False, 'failed': False, 'encoding': 'base64', 'source': '/var/tmp/hpcfabric-validate/pair.json',
-            'content': base64.b64encode(json.dumps(data).encode()).decode()}
-
-
-# slurp of a missing file, kept by failed_when: false
-NOT_FETCHED = {'changed': False, 'failed': False, 'failed_when_result': False,
-               'msg': 'file not found: /var/tmp/hpcfabric-validate/pair.json'}
-
-
-def mpirun(rc, stderr=''):
-    """What ansible.builtin.command registers for the pair's mpirun."""
-    return {'changed': False, 'failed': False, 'rc': rc, 'cmd': ['su', '-', 'mpiuser', '-c', '...'],
-            'stdout': '', 'stdout_lines': [], 'stderr': stderr, 'stderr_lines': stderr.splitlines()}
-
-
-# interface_states
-
-# the setup module's network facts: an interface's facts keyed by its name with '-' as '_'
-SETUP_FACTS = {
-    'interfaces': ['lo', 'fab0', 'fab-1', 'fab2'],
-    'fab0': {'active': True, 'device': 'fab0', 'mtu': 9000, 'type': 'ether', 'macaddress': '02:42:ac:14:00:02'},
-    'fab_1': {'active': False, 'device': 'fab-1', 'mtu': 1500, 'type': 'ether'},
-    'fab2': {'device': 'fab2', 'mtu': 4200},
-    'kernel': '6.8.0-45-generic',
-}
-
-
-def test_interface_states_from_setup_facts():
-    assert interface_states(SETUP_FACTS, ['fab0', 'fab-1', 'fab2', 'fab9']) == {
-        'fab0': {'mtu': 9000, 'operstate': 'up'},
-        'fab-1': {'mtu': 1500, 'operstate': 'down'},
-        'fab2': {'mtu': 4200, 'operstate': None},
-        'fab9': {'mtu': None, 'operstate': None},
-    }
-    assert interface_states(SETUP_FACTS, []) == {}
-
-
-@pytest.mark.parametrize('facts, names, message', [
-    (None, ['fab0'], "facts must be the host's ansible_facts"),
-    (SETUP_FACTS, 'fab0', 'interface names must be a list'),
-])
-def test_interface_states_reject(facts, names, message):
-    with pytest.raises(ValueError, match=message):
-        interface_states(facts, names)
+BENCH, NOT_FETCHED = fakes.BENCH, fakes.NOT_FETCHED
+mpirun, slurped = fakes.mpirun, fakes.slurped
 
 
 # hostfile_entries
@@ -287,119 +242,3 @@ def test_a_run_that_wrote_passing_results_then_exited_3_fails_with_its_results_k
                                       '24.6 GB/s at 1 MiB ≥ 1.5 GB/s)')
     assert report_runs(bench, None, run['rc'])[0] == {'name': 'all nodes (16 ranks)', 'hosts': ['node01', 'node02'],
                                                       'bench': BENCH, 'mpirun_rc': 3}
-
-
-# train_smoke_verdict
-
-FIRST = {'world_size': 2, 'device': 'cpu', 'hosts': ['node01', 'node02'], 'start_step': 0, 'end_step': 10,
-         'resumed': False, 'ok': True, 'errors': [], 'params_consistent': True, 'checkpoint': '/ckpt/step-10.npz',
-         'rank0_host': 'node01'}
-RESUMED = dict(FIRST, start_step=10, end_step=20, resumed=True, resumed_from='/ckpt/step-10.npz',
-               checkpoint='/ckpt/step-20.npz', rank0_host='node02')
-
-
-def loop(results):
-    """A looped task's registered ``results``, with each item as the smoke training's loop labels it."""
-    return [dict(result, item={'name': name}) for name, result in zip(('first', 'resumed'), results)]
-
-
-def test_train_smoke_verdict_of_two_good_jobs():
-    assert train_smoke_verdict(loop([mpirun(0), mpirun(0)]), loop([slurped(FIRST), slurped(RESUMED)]), 'node01') == {
-        'first': FIRST, 'resumed': RESUMED, 'passed': True, 'errors': [], 'mpirun_rc': {'first': 0, 'resumed': 0}}
-
-
-def test_train_smoke_verdict_of_jobs_that_exit_non_zero_after_writing_their_summaries(fixture_text):
-    stderr = fixture_text('mpirun', 'openmpi-4.1.4-exit-3.stderr.txt')
-    verdict = train_smoke_verdict(loop([mpirun(0), mpirun(3, stderr)]), loop([slurped(FIRST), slurped(RESUMED)]),
-                                  'node01')
-    assert verdict['passed'] is False
-    assert (verdict['first'], verdict['resumed']) == (FIRST, RESUMED)
-    assert verdict['mpirun_rc'] == {'first': 0, 'resumed': 3}
-    assert len(verdict['errors']) == 1
-    assert verdict['errors'][0].startswith('smoke training (resumed job) exited 3 (mpirun on node01): Primary job ')
-    assert verdict['errors'][0].endswith('Exit code: 3')
-
-
-def test_train_smoke_verdict_names_the_node_each_job_was_launched_from():
-    """The resumed job starts from the next node (its loop item says which), and its failure names that node."""
-    runs = loop([mpirun(0), mpirun(1, 'no checkpoint in /lustre/scratch/validate')])
-    runs[1]['item']['launcher'] = 'node02'
-    verdict = train_smoke_verdict(runs, loop([slurped(FIRST), slurped(RESUMED)]), 'node01')
-    assert verdict['errors'] == [
-        'smoke training (resumed job) exited 1 (mpirun on node02): no checkpoint in /lustre/scratch/validate']
-
-
-def test_train_smoke_verdict_of_a_first_job_that_died_without_a_summary():
-    verdict = train_smoke_verdict(loop([mpirun(1, 'checkpoint dir not writable'), mpirun(0)]),
-                                  loop([NOT_FETCHED, slurped(RESUMED)]), 'node01')
-    assert verdict['passed'] is False
-    assert verdict['first'] is None
-    assert verdict['errors'] == [
-        'smoke training (first job) exited 1 (mpirun on node01): checkpoint dir not writable',
-        'smoke training (first job) wrote no summary']
-
-
-def test_train_smoke_verdict_of_a_garbled_summary():
-    cut = dict(slurped(FIRST), content=base64.b64encode(b'{"world_size": 2, "dev').decode())
-    verdict = train_smoke_verdict(loop([mpirun(0), mpirun(0)]), loop([cut, slurped(RESUMED)]), 'node01')
-    assert verdict['passed'] is False
-    assert verdict['errors'][0].startswith('smoke training (first job): summary is not JSON (')
-    assert verdict['errors'][1] == 'smoke training (first job) wrote no summary'
-
-
-@pytest.mark.parametrize('runs, fetched, message', [
-    ([mpirun(0)], [{}, {}], '^runs must be a list of 2 results [(]first, resumed[)]'),
-    ([mpirun(0), mpirun(0)], None, '^fetched must be a list of 2 results'),
-])
-def test_train_smoke_verdict_reject(runs, fetched, message):
-    with pytest.raises(ValueError, match=message):
-        train_smoke_verdict(runs, fetched, 'node01')
-
-
-# report_runs
-
-def test_report_runs_all_nodes_then_the_pairs_with_results():
-    pair = dict(BENCH, world_size=2)
-    pairs = [{'hosts': ['node01', 'node02'], 'rail': 0, 'stage': 'ring', 'bench': pair, 'error': None, 'mpirun_rc': 0},
-             {'hosts': ['node02', 'node03'], 'bench': None, 'error': 'isolation pair node02 + node03 exited 1',
-              'mpirun_rc': 1},
-             {'hosts': ['node03', 'node01'], 'rail': 1, 'stage': 'confirm', 'bench': pair, 'mpirun_rc': 3,
-              'error': 'isolation pair node03 + node01 on rail 1 exited 3'}]
-    assert report_runs(BENCH, pairs, 0) == [
-        {'name': 'all nodes (16 ranks)', 'hosts': ['node01', 'node02'], 'bench': BENCH, 'mpirun_rc': 0},
-        {'name': 'pair node01 + node02, rail 0 (ring)', 'hosts': ['node01', 'node02'], 'bench': pair, 'mpirun_rc': 0},
-        {'name': 'pair node03 + node01, rail 1 (confirm)', 'hosts': ['node03', 'node01'], 'bench': pair, 'mpirun_rc': 3},
-    ]
-
-
-def test_report_runs_without_isolation():
-    assert report_runs(BENCH) == report_runs(BENCH, []) == [
-        {'name': 'all nodes (16 ranks)', 'hosts': ['node01', 'node02'], 'bench': BENCH, 'mpirun_rc': None}]
-
-
-@pytest.mark.parametrize('bench, pairs, message', [
-    ({}, None, '^bench must be the JSON of files/bench/allreduce.py'),
-    (BENCH, ['node01'], '^isolation pairs must be {hosts, rail, stage, bench, error, mpirun_rc}'),
-])
-def test_report_runs_reject(bench, pairs, message):
-    with pytest.raises(ValueError, match=message):
-        report_runs(bench, pairs)
-
-
-# host_problems
-
-def test_host_problems_host_by_host():
-    problems = {'node01': [], 'node02': ['GPU count: expected 8, seen 7', 'fab0: MTU 1500, expected 9000'],
-                'node03': ['ib facts missing (ib_facts did not run)']}
-    assert host_problems(problems) == ['node02: GPU count: expected 8, seen 7', 'node02: fab0: MTU 1500, expected 9000',
-                                       'node03: ib facts missing (ib_facts did not run)']
-    assert host_problems({'node01': []}) == []
-
-
-@pytest.mark.parametrize('problems, message', [
-    ([], '^problems must map each host'),
-    ({'node01': 'no GPU'}, '^the problems of node01 must be a list'),
-])
-def test_host_problems_reject(problems, message):
-    with pytest.raises(ValueError, match=message):
-        host_problems(problems)
