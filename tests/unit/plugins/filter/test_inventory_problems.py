@@ -57,9 +57,12 @@ def test_hosts_that_take_a_dict_default_all_pass():
 
 
 def test_host_in_two_groups_gets_both_sets_of_checks():
-    hostvars = {'both': {'mpi_flavour': 'spack'}}
-    assert inventory_spec_problems(hostvars, ['both'], ['mpi']) != []
-    assert inventory_spec_problems(hostvars, ['both'], ['switch_qos']) != []
+    # one host listed as a node and as a switch: the node roles' specs and the switch roles' specs both judge it
+    hostvars = {'both': {'mpi_flavour': 'spack'}, 'n1': {}}
+    problems = inventory_problems(hostvars, ['both', 'n1'], ['both'], ['mpi'], ['switch_qos'])['arguments']
+    assert 'value of mpi_flavour must be one of: distro, hpcx, source, got: spack found in both' in problems
+    assert 'missing required arguments: switch_qos_platform, switch_qos_ports found in both' in problems
+    assert not any(problem.endswith('found in n1') for problem in problems)
 
 
 def test_bad_arguments_and_unknown_role():

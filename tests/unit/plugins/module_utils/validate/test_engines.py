@@ -249,6 +249,13 @@ def test_report_runs_put_the_judged_engine_first_each_with_its_own_rows():
         report_runs(data)
 
 
+def test_a_rail_exactly_on_its_threshold_passes_and_a_size_exactly_at_the_threshold_size_is_judged():
+    rows = [{'size_bytes': size, 'rails': [{'rail': 'rail0', 'local_rank': 0, 'busbw_gbs': busbw}]}
+            for size, busbw in ((MIB, 0.1), (2 * MIB, 1.0), (4 * MIB, 0.999))]
+    checked = rail_checks(rows, lambda size: 1.0, 2 * MIB)
+    assert [(item['size_bytes'], item['passed']) for item in checked] == [(2 * MIB, True), (4 * MIB, False)]
+
+
 def test_rows_without_engines_are_one_engines():
     old = {'world_size': 2, 'correct': True, 'results': [{'size_bytes': MIB, 'busbw_gbs': 4.0}]}
     assert engine_rows(old, 'ring') == old['results']

@@ -49,6 +49,19 @@ def test_verdict_names_every_failing_size():
                                 'busbw 0.5 GB/s at 128 MiB < 1.5 GB/s')
 
 
+def test_a_busbw_exactly_on_the_threshold_passes_and_the_least_below_fails():
+    # EXPLICIT is 1.5 GB/s: on it is enough, as the reason's ">=" says
+    assert allreduce_verdict(bench(1.5), EXPLICIT, LARGE)['passed'] is True
+    below = allreduce_verdict(bench(1.4999), EXPLICIT, LARGE)
+    assert below['passed'] is False and len(below['failures']) == 2
+
+
+def test_the_size_exactly_at_the_threshold_size_is_judged():
+    slow_at_large = bench(lambda size: 0.5 if size == LARGE else 2.0)
+    assert allreduce_verdict(slow_at_large, EXPLICIT, LARGE)['failures'][0]['size_bytes'] == LARGE
+    assert allreduce_verdict(slow_at_large, EXPLICIT, LARGE + 1)['passed'] is True
+
+
 def test_verdict_ignores_small_sizes():
     slow_small = bench(lambda size: 0.01 if size < LARGE else 2.0)
     assert allreduce_verdict(slow_small, EXPLICIT, LARGE)['passed'] is True
