@@ -140,8 +140,7 @@ class IpcEngine:
         return self._mapped[key]
 
     def _wait(self):
-        if self.ctx.gpu is not None:
-            self.ctx.xp.cuda.get_current_stream().synchronize()
+        self._wait_local()
         self.comm.Barrier()
 
     def start_timing(self):

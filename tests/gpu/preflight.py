@@ -22,6 +22,10 @@ import shutil
 import subprocess
 import sys
 
+# the nccl engine's own rule for two ranks on one GPU (standard library only, like this script)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'files', 'bench'))
+from allreduce_nccl import MULTI_RANK_GPU_VERSION, version_tuple  # noqa: E402  pylint: disable=wrong-import-position
+
 PREFIX = 'gpu-proof: cannot run here: '
 MANIFEST = 'manifest.json'
 # nvidia-smi -L answers in well under a second on a healthy node; a hung driver must not hold the proof
@@ -49,7 +53,6 @@ print(json.dumps(out))
 # the engines every proof runs: the ring judged, the MPI library's allreduce and the node limit reported; nccl joins
 # them where the GPU Python's NCCL lets two ranks share a GPU
 ENGINES = ('ring', 'mpi', 'ipc')
-NCCL_MULTI_RANK_GPU = (2, 30, 0)
 
 
 def sha256_of(path):
@@ -154,9 +157,8 @@ def engines_for(report):
     nccl = (report or {}).get('modules', {}).get('cupy.cuda.nccl') or {}
     if not nccl.get('ok'):
         return list(ENGINES), 'no NCCL in the GPU Python (%s); the bundle carries no NCCL wheel' % nccl.get('error', 'not probed')
-    code = nccl.get('version') or 0
-    version = (code // 10000, code // 100 % 100, code % 100) if code >= 10000 else (code // 1000, code // 100 % 10, code % 100)
-    if version < NCCL_MULTI_RANK_GPU:
+    version = version_tuple(nccl.get('version') or 0)
+    if version < MULTI_RANK_GPU_VERSION:
         return list(ENGINES), ('NCCL %d.%d.%d in the GPU Python refuses two ranks on one GPU ("Duplicate GPU '
                                'detected"; 2.30 and later allow it); the bundle carries no NCCL wheel' % version)
     return list(ENGINES) + ['nccl'], None
