@@ -12,7 +12,7 @@ export LAB_NODES LAB_SUITE LAB_RAILS
 # so the molecule scenarios' labs (make test) have none unless a scenario asks for one
 LAB_SWITCH ?= 1
 
-.PHONY: help setup lint sanity ansible-lint unit pytest molecule build test demo lab lab-down clean gpu-proof gpu-proof-bundle
+.PHONY: help setup lint sanity ansible-lint unit pytest molecule build test demo lab lab-down clean gpu-proof gpu-proof-bundle perf
 
 # gpu-proof runs on a GPU node without network, so it does not run setup. A machine that lacks what it needs stops
 # here, before make runs anything: one line saying what is missing (tests/gpu/proof.sh --check).
@@ -57,6 +57,11 @@ demo: setup ## bring the lab up (LAB_NODES, LAB_SUITE, LAB_RAILS, LAB_SWITCH), r
 
 lab: setup ## start a lab of LAB_NODES (default 4) Debian LAB_SUITE (bookworm, or trixie) nodes with LAB_RAILS (2) fabric rails and LAB_SWITCH (1) SONiC stand-in switch
 	@LAB_SWITCH=$(LAB_SWITCH) tools/lab up $(LAB_NODES)
+
+perf: setup ## on the lab of `make demo` (up, site.yml run; LAB_DIR): tests/perf/fabric_efficiency.sh, then check_inventory_time.sh; fails when no lab is up
+	@status="$$(tools/lab status 2>&1)" || { echo "$$status" >&2; echo "make perf: no lab is up: 'make demo' starts one and runs site.yml on it" >&2; exit 1; }
+	@tests/perf/fabric_efficiency.sh
+	@tests/perf/check_inventory_time.sh
 
 lab-down: ## remove the lab: containers, networks, firewall rules, proxy
 	@tools/lab down

@@ -22,9 +22,10 @@ pick_python() {
   local c
   for c in python3.12 \
            "$HOME"/.pyenv/versions/3.12*/bin/python3.12 python3.11 "$HOME"/.pyenv/versions/3.11*/bin/python3.11 python3; do
-    # pyenv shims exist for versions that are not active; only a Python that runs counts
+    # pyenv shims exist for versions that are not active; only a Python that runs counts. The interpreter behind a
+    # venv is named, not the venv's own: .venv's python3.12 (first on make's PATH) goes when .venv is rebuilt
     if "$c" -c 'import sys, venv, ensurepip; sys.exit(sys.version_info < (3, 11))' >/dev/null 2>&1; then
-      command -v "$c" 2>/dev/null || echo "$c"; return 0
+      "$c" -c 'import sys; print(getattr(sys, "_base_executable", sys.executable))'; return 0
     fi
   done
   return 1

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright (c) hpcfabric maintainers
-"""Filters of the version drift check: version_drift, drift_fact_versions, golden_problems.
+"""Filters of the version drift check: version_drift, drift_fact_versions.
 
 Each is documented in its own file beside this one, as ansible-doc looks documentation up by filter name. The logic is
 in module_utils/drift.py.
@@ -13,12 +13,10 @@ from ansible_collections.hpcfabric.cluster.plugins.plugin_utils.filters import a
 
 version_drift = as_filter('version_drift', drift.drift_report)
 drift_fact_versions = as_filter('drift_fact_versions', drift.with_fact_versions)
-golden_problems = as_filter('golden_problems', drift.golden_problems)
 
 
 class FilterModule(object):
     """The version drift filters."""
 
     def filters(self):
-        return {'version_drift': version_drift, 'drift_fact_versions': drift_fact_versions,
-                'golden_problems': golden_problems}
+        return {'version_drift': version_drift, 'drift_fact_versions': drift_fact_versions}

@@ -1,8 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright (c) hpcfabric maintainers
-"""Filters of the input syntax rules check_inventory.yml runs, for roles used on their own: path_problems,
-input_problems, url_problems; tcl_quote, which quotes a value for a modulefile, and authorized_key_options, which
-builds a key's from= option.
+"""Filters of the input syntax: tcl_quote, which quotes a value for a modulefile, and authorized_key_options, which
+builds a key's from= option. The rules themselves reach the roles through role_settings_problems.
 
 Each filter is documented in its own file beside this one, as ansible-doc looks documentation up by filter name. The
 logic is in module_utils/input_syntax.py.
@@ -18,9 +17,6 @@ class FilterModule:
 
     def filters(self):
         return {
-            'path_problems': as_filter('path_problems', input_syntax.path_problems),
-            'input_problems': as_filter('input_problems', input_syntax.input_problems),
-            'url_problems': as_filter('url_problems', input_syntax.url_problems),
             'tcl_quote': as_filter('tcl_quote', input_syntax.tcl_quote),
             'authorized_key_options': as_filter('authorized_key_options', input_syntax.authorized_key_options),
         }

@@ -19,6 +19,7 @@ description:
       declared name.
     - C(cluster_model) - the problems of the cluster model (M(hpcfabric.cluster.cluster_model)) of O(nodes).
     - C(roce_policy) - one lossless RoCE policy on nodes and switches, compatible MTUs (M(hpcfabric.cluster.qos_plan)).
+    - C(node_settings) - every host's settings by the input rules of the roles that run on it.
   - Reading a host's variables is what a large inventory costs, so each is read once; the work is linear in the
     number of hosts. C(playbooks/check_inventory.yml) is its caller.
 positional: _input, nodes, switches, node_roles, switch_roles
@@ -82,16 +83,13 @@ _value:
       elements: str
     node_settings:
       description:
-        - Each node's own strings that would reach a file, trust store or command malformed, e.g. C(storage_mounts on
-          b300-01 - [0].src ...), C(os_base on b300-01 - ...), C(validate_work_dir on b300-01 - '/' is a system
-          directory ...), C(ssh_trust_authorized_from[0] on b300-01 - '*' is not ...); run whenever the arguments
-          step found nothing.
-        - Mounts as the storage role checks them; os_base's limits, kernel parameters and time servers; directories
-          a role creates, owns or installs into (absolute, normalised, no blank, quote, shell or glob character, not a
-          system directory); the controller's key directory (not under a world-writable directory either); the
-          C(from=) patterns of the cluster key; the URLs of repositories, signing keys and tarballs (https or a
-          C(file:) path, plain http only where the role's C(*_allow_http) is true; no credentials, no line break).
-          Only values the inventory sets are checked.
+        - Each host's settings checked by the input rules of every role that runs on it, the rules the role's own
+          C(tasks/assert.yml) applies (P(hpcfabric.cluster.role_settings_problems#filter)), e.g. C(storage_mounts on
+          b300-01 - [0].src ...), C(nvidia_driver_branch on b300-01 - '58' is not a driver branch ...),
+          C(validate_work_dir on b300-01 - '/' is a system directory ...); and each host's C(ansible_host). Run
+          whenever the arguments step found nothing.
+        - A setting is the inventory's value, else the role's default; a default that is a Jinja template reads as
+          unset here, and the role checks it resolved.
       type: list
       elements: str
 '''
@@ -100,9 +98,9 @@ from ansible_collections.hpcfabric.cluster.plugins.module_utils.cluster_model im
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.inventory_spec import (
     read_variables, spec_problems, undeclared_problems)
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.qos_plan import check_qos
-from ansible_collections.hpcfabric.cluster.plugins.module_utils.node_settings import node_problems
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.node_settings import host_problems
 from ansible_collections.hpcfabric.cluster.plugins.plugin_utils.filters import as_filter
-from ansible_collections.hpcfabric.cluster.plugins.plugin_utils.role_specs import role_options
+from ansible_collections.hpcfabric.cluster.plugins.plugin_utils.role_specs import role_defaults, role_options
 
 # what the model and the RoCE check read besides the roles' own variables
 _EXTRA = ['ansible_host']
@@ -114,6 +112,10 @@ def _names(value, what):
     if isinstance(value, (str, dict)) or not hasattr(value, '__iter__'):
         raise ValueError('%s must be a list, got %s' % (what, type(value).__name__))
     return list(value)
+
+
+def _defaults_by_role(roles):
+    return dict((role, role_defaults(role, 'inventory_problems')) for role in roles)
 
 
 def inventory_problems(hostvars, nodes, switches, node_roles, switch_roles):
@@ -135,7 +137,9 @@ def inventory_problems(hostvars, nodes, switches, node_roles, switch_roles):
         result['cluster_model'] = build_model(variables, nodes, others)['problems']
     if not result['arguments'] and not result['cluster_model']:
         result['roce_policy'] = check_qos(variables, nodes, switches)
-    result['node_settings'] = [] if result['arguments'] else node_problems(variables, nodes, node_options)
+    result['node_settings'] = [] if result['arguments'] else list(dict.fromkeys(
+        host_problems(variables, nodes, _defaults_by_role(node_roles))
+        + host_problems(variables, switches, _defaults_by_role(switch_roles))))
     return result
 
 

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright (c) hpcfabric maintainers
-"""Filters of the os_base role: os_tuning_problems, sysctl_drift, systemd_limit_drift.
+"""Filters of the os_base role: sysctl_drift, systemd_limit_drift.
 
 Each filter is documented in its own file beside this one, as ansible-doc looks documentation up by filter name. The
 logic is in module_utils/os_tuning.py.
@@ -16,7 +16,6 @@ class FilterModule:
 
     def filters(self):
         return {
-            'os_tuning_problems': as_filter('os_tuning_problems', os_tuning.settings_problems),
             'sysctl_drift': as_filter('sysctl_drift', os_tuning.sysctl_drift),
             'systemd_limit_drift': as_filter('systemd_limit_drift', os_tuning.systemd_limit_drift),
         }

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright (c) hpcfabric maintainers
-"""Filters of the fabric port counters: port_counter_report, counter_rule_problems.
+"""Filters of the fabric port counters: port_counter_report.
 
 Each is documented in its own file beside this one, as ansible-doc looks documentation up by filter name. The logic is
 in module_utils/port_counters.py.
@@ -14,15 +14,8 @@ from ansible_collections.hpcfabric.cluster.plugins.plugin_utils.filters import a
 port_counter_report = as_filter('port_counter_report', port_counters.counters_report)
 
 
-def _rule_problems(warn_rates, fatal):
-    return port_counters.rule_problems(fatal, warn_rates)
-
-
-counter_rule_problems = as_filter('counter_rule_problems', _rule_problems)
-
-
 class FilterModule(object):
     """The port counter filters."""
 
     def filters(self):
-        return {'port_counter_report': port_counter_report, 'counter_rule_problems': counter_rule_problems}
+        return {'port_counter_report': port_counter_report}

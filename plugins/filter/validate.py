@@ -2,8 +2,8 @@
 # Copyright (c) hpcfabric maintainers
 """Filters of the validate role: validate_settings, threshold_inputs, allreduce_threshold, pair_threshold,
 allreduce_verdict, isolation_rails, isolation_step, isolation_launch, perftest_problems, preflight_problems,
-interface_states, host_problems, hostfile_entries, mpirun_error, pair_results, train_smoke_verdict, report_runs,
-mpi_launch_tools, mpirun_hosts, shared_dir_problems.
+interface_states, host_problems, hostfile_entries, hostfile_hosts, mpirun_error, pair_results, train_smoke_verdict,
+report_runs, mpi_launch_tools, mpirun_hosts, shared_dir_problems.
 
 Each filter is documented in its own file beside this one (isolation_step.yml, ...), as ansible-doc looks
 documentation up by filter name. The logic is in the package module_utils/validate/ (settings, thresholds, verdicts,
@@ -32,6 +32,7 @@ preflight_problems = as_filter('preflight_problems', preflight.preflight_problem
 interface_states = as_filter('interface_states', preflight.interface_states)
 host_problems = as_filter('host_problems', preflight.host_problems)
 hostfile_entries = as_filter('hostfile_entries', jobs.hostfile_entries)
+hostfile_hosts = as_filter('hostfile_hosts', jobs.hostfile_hosts)
 mpirun_error = as_filter('mpirun_error', jobs.mpirun_error)
 pair_results = as_filter('pair_results', jobs.pair_results)
 train_smoke_verdict = as_filter('train_smoke_verdict', verdicts.train_smoke_verdict)
@@ -42,8 +43,8 @@ shared_dir_problems = as_filter('shared_dir_problems', shared_dir.problems)
 
 _FILTERS = (validate_settings, threshold_inputs, allreduce_threshold, pair_threshold, allreduce_verdict,
             isolation_rails, isolation_step, isolation_launch, perftest_problems, preflight_problems, interface_states,
-            host_problems, hostfile_entries, mpirun_error, pair_results, train_smoke_verdict, report_runs,
-            mpi_launch_tools, mpirun_hosts, shared_dir_problems)
+            host_problems, hostfile_entries, hostfile_hosts, mpirun_error, pair_results, train_smoke_verdict,
+            report_runs, mpi_launch_tools, mpirun_hosts, shared_dir_problems)
 
 
 class FilterModule(object):

@@ -21,6 +21,8 @@ from ansible_collections.hpcfabric.cluster.plugins.module_utils.fabric_plan impo
     check_plan, host_aliases, hosts_entries, interface_names,
 )
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.mpi_info import CUDA_TRANSPORTS as UCX_CUDA_TRANSPORTS
+# the ToS byte the jobs' UCX and NCCL put on RoCE traffic is the one the roce_qos role writes into RDMA-CM's defaults
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.roce_host import traffic_class
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.roce_policy import PolicyError, resolve_policy
 
 # The inventory variables the model reads, with the defaults of the roles that declare them.
@@ -37,8 +39,6 @@ DEFAULTS = {
     'ssh_trust_user': 'mpiuser',
     'mpi_hostfile_path': '/etc/mpi/hostfile',
 }
-# RDMA traffic carries the DSCP in the upper six bits of the ToS byte and ECT(0) in the ECN field
-_ECT0 = 2
 _ENV_NAME_RE = re.compile(r'^[A-Za-z_][A-Za-z0-9_]*$')
 # mca_base_env_list separates entries with ';'; a newline would end the MCA line or the profile.d export
 
@@ -59,11 +59,6 @@ def overridden_inputs(effective, host_variables):
         if (DEFAULTS[name] if value is None else value) != (DEFAULTS[name] if own is None else own):
             found.append(name)
     return found
-
-
-def traffic_class(policy):
-    """The ToS byte of RoCE traffic: the policy's RoCE DSCP shifted into place, with ECT(0)."""
-    return (policy['roce']['dscp'] << 2) | _ECT0
 
 
 def _facts(hostvars, host):

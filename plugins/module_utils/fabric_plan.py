@@ -14,9 +14,19 @@ from ansible_collections.hpcfabric.cluster.plugins.module_utils.input_syntax imp
     label_problem,
     mac_problem,
 )
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.roce_policy import MTU_RANGE
 
-MTU_MIN = 1280
-MTU_MAX = 9216
+# the names every node's /etc/hosts (Debian's, Red Hat's) gives its loopback and IPv6's multicast groups, and the
+# .localhost domain (RFC 6761): as a fabric name each would lead a peer to itself or nowhere
+LOCAL_NAMES = frozenset(['localhost', 'localhost.localdomain', 'localhost4', 'localhost4.localdomain4', 'localhost6',
+                         'localhost6.localdomain6', 'ip6-localhost', 'ip6-loopback', 'ip6-localnet',
+                         'ip6-mcastprefix', 'ip6-allnodes', 'ip6-allrouters'])
+
+
+def local_name(name):
+    """Whether ``name`` resolves to the node it is looked up on (case-insensitive, as DNS and /etc/hosts compare)."""
+    name = name.lower()
+    return name in LOCAL_NAMES or name.endswith('.localhost')
 
 
 def _rail_networks(rails, problems):
@@ -69,6 +79,7 @@ def check_plan(hostvars, hosts, rails, default_mtu, others=None):
             pass
     names = dict((other, other) for other in others)
     host_set = set(hosts) | set(others)
+    macs = {}
     for host in hosts:
         ifaces = hostvars.get(host, {}).get('fabric_network_interfaces') or []
         if not isinstance(ifaces, list):
@@ -80,7 +91,59 @@ def check_plan(hostvars, hosts, rails, default_mtu, others=None):
             problems.extend(_check_interface(host, i, iface, rails, networks, host_mtu, seen_ifaces, addresses, names, host_set))
             if hostvars.get(host, {}).get('fabric_network_allow_default_route') is not True:
                 problems.extend(_default_routes(host, i, iface))
+        facts = hostvars.get(host, {}).get('ansible_facts')
+        problems.extend(_identity_problems(host, ifaces, facts if isinstance(facts, dict) else {}, macs))
     return problems
+
+
+def _nic_macs(facts):
+    """``{kernel name: lowercase MAC}`` of the host's NICs, from its network facts where the run has them."""
+    found = {}
+    for name in facts.get('interfaces') or []:
+        mac = (facts.get(str(name).replace('-', '_')) or {}).get('macaddress')
+        if isinstance(mac, str) and mac:
+            found[name] = mac.lower()
+    return found
+
+
+def _identity_problems(host, ifaces, facts, macs):
+    """Each entry one NIC of its own: no MAC of another entry (``macs``: ``{mac: (host, entry)}`` across hosts), no rail
+    of another entry of the host and, where the host's facts know its NICs, a name and a MAC of the same NIC.
+
+    An entry with both is matched by its MAC and the NIC renamed to its name (netplan's set-name, the .link file): with
+    another NIC's MAC it would take that NIC, the management one included, and rename it.
+    """
+    out = []
+    rails = {}
+    nic_macs = _nic_macs(facts)
+    mac_nics = {}
+    for name, mac in nic_macs.items():
+        mac_nics.setdefault(mac, name)
+    for i, iface in enumerate(ifaces):
+        if not isinstance(iface, dict):
+            continue
+        where = 'fabric_network_interfaces[%d]' % i
+        mac, name = iface.get('mac'), iface.get('name')
+        if isinstance(mac, str) and not mac_problem(mac):
+            mac = mac.lower()
+            owner = macs.setdefault(mac, (host, where))
+            if owner != (host, where):
+                out.append('%s.mac on %s: %s is also the MAC of %s on %s; a MAC names one NIC (an entry copied with its '
+                           'MAC?)' % (where, host, mac, owner[1], owner[0]))
+            elif isinstance(name, str) and not ifname_problem(name):
+                holder, named = mac_nics.get(mac), nic_macs.get(name)
+                if (holder is not None and holder != name) or (named is not None and named != mac):
+                    facts_say = ['%s has MAC %s' % (name, named)] if named else []
+                    facts_say += ['%s is the MAC of %s' % (mac, holder)] if holder else []
+                    out.append('%s on %s: name %s and mac %s are two NICs (%s): the entry would match the MAC\'s NIC '
+                               'and rename it %s' % (where, host, name, mac, '; '.join(facts_say), name))
+        rail = iface.get('rail', 0)
+        if isinstance(rail, int) and not isinstance(rail, bool):
+            first = rails.setdefault(rail, where)
+            if first != where:
+                out.append('%s.rail on %s: rail %d already has %s; a node has one NIC per rail (two addresses in one '
+                           'subnet answer ARP for each other and route replies out of either)' % (where, host, rail, first))
+    return out
 
 
 def _check_interface(host, i, iface, rails, networks, default_mtu, seen_ifaces, addresses, names, host_set):
@@ -101,8 +164,8 @@ def _check_interface(host, i, iface, rails, networks, default_mtu, seen_ifaces, 
     seen_ifaces.add(key)
 
     mtu = iface.get('mtu', default_mtu)
-    if not isinstance(mtu, int) or isinstance(mtu, bool) or not MTU_MIN <= mtu <= MTU_MAX:
-        out.append('%s.mtu on %s: %s is outside %d-%d' % (where, host, mtu, MTU_MIN, MTU_MAX))
+    if not isinstance(mtu, int) or isinstance(mtu, bool) or not MTU_RANGE[0] <= mtu <= MTU_RANGE[1]:
+        out.append('%s.mtu on %s: %s is outside %d-%d' % (where, host, mtu, MTU_RANGE[0], MTU_RANGE[1]))
 
     rail = iface.get('rail', 0)
     net = None
@@ -129,6 +192,11 @@ def _check_interface(host, i, iface, rails, networks, default_mtu, seen_ifaces, 
     for name in interface_names(host, iface, rails):
         if hostname_problem(name):
             out.append('%s on %s: its fabric name %s' % (where, host, hostname_problem(name)))
+            continue
+        if local_name(name):
+            out.append('%s%s on %s: fabric hostname %s resolves locally on every node (/etc/hosts\' loopback and IPv6 '
+                       'names, .localhost), so no peer would reach this node by it'
+                       % (where, '.hostname' if iface.get('hostname') else '', host, name))
             continue
         owner = names.setdefault(name, host)
         if owner != host or (name in host_set and name != host):

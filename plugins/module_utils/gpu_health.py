@@ -388,23 +388,113 @@ def _smi_findings(host, gpus):
     return findings
 
 
-def _nvlink_findings(host, nvlink, gpus):
-    # A GPU without NVLink peers (a PCIe card without a bridge) shows every link inactive, which is no fault: a GPU's
-    # inactive links are findings only where NVLink is in use - the GPU has an active link, or another GPU of the host has.
-    if not any(state == 'active' for gpu in nvlink for state in gpu['links'].values()):
+# How many NVLinks a GPU's board wires is not in nvidia-smi's output: the chip has a fixed number of link slots (6 on a
+# V100, 12 on an A100, 18 on an H100) and `nvidia-smi nvlink -s` lists them all, but a PCIe card wires only the slots
+# its NVLink bridges reach (two H100 PCIe with three bridges: 12 of 18, the rest `<inactive>` for good), while an SXM
+# baseboard wires every slot. An inactive slot is therefore a fault only where the board wires it. The count a board
+# wires comes from `nvlinks_per_gpu` where the site gives it, else from the peers - every GPU of the same model in
+# the cluster: a slot the board does not wire is never active, so the most active links any GPU of a model shows is
+# what its boards wire, and a GPU with fewer has links down. The count, not the slot numbers, is compared: the output
+# does not say which slots a board wires, so a slot is only named as down where a peer of the same model has it active.
+NVLINK_ACTION = ('reboot: a GPU reset retrains the links; if they stay inactive, reseat the GPU or replace the NVLink '
+                 'bridge or cable, else RMA the baseboard')
+
+
+def _link_slots(gpu):
+    """``{slot: state}`` of one GPU of ``nvidia-smi nvlink -s``, the slots as ints.
+
+    The module's result reaches the filter through JSON, which turns every dict key into a string (``{'3': 'inactive'}``):
+    the slots are read back as ints, so the module's result is judged as the parser's dicts are.
+    """
+    return dict((int(n), state) for n, state in (gpu.get('links') or {}).items())
+
+
+def nvlinks_per_gpu_problems(nvlinks_per_gpu):
+    """What is wrong with ``nvlinks_per_gpu`` (``{GPU model as nvidia-smi names it: links its board wires}``)."""
+    if nvlinks_per_gpu is None:
         return []
+    if not isinstance(nvlinks_per_gpu, dict):
+        return ['nvlinks_per_gpu must map GPU models (as nvidia-smi names them) to the NVLinks their boards wire, got %r'
+                % (nvlinks_per_gpu,)]
+    return ['nvlinks_per_gpu.%s must be a number of links >= 1, got %r' % (model, links)
+            for model, links in sorted(nvlinks_per_gpu.items(), key=lambda item: str(item[0]))
+            if isinstance(links, bool) or not isinstance(links, int) or links < 1]
+
+
+def nvlink_expected(nvlink_lists, nvlinks_per_gpu=None):
+    """How many NVLinks each GPU model's boards wire: ``{model: {links, source, gpus, active_slots}}``.
+
+    ``nvlink_lists`` holds the ``nvidia-smi nvlink -s`` GPUs of each host to compare (one list per host). ``source`` is
+    ``nvlinks_per_gpu`` where the setting names the model, else ``peers``: the most active links any GPU of the model
+    shows. ``gpus`` counts the GPUs of the model read; ``active_slots`` are the slots active on any of them. A model
+    without a setting and without any active link has no entry: NVLink is not in use on it.
+    """
+    settings = nvlinks_per_gpu or {}
+    models = {}
+    for nvlink in nvlink_lists:
+        for gpu in nvlink:
+            links = _link_slots(gpu)
+            model = models.setdefault(gpu['product'], {'most': 0, 'gpus': 0, 'active_slots': set()})
+            active = [n for n, state in links.items() if state == 'active']
+            model['most'] = max(model['most'], len(active))
+            model['gpus'] += 1
+            model['active_slots'].update(active)
+    expected = {}
+    for name, model in models.items():
+        if name in settings:
+            links, source = settings[name], 'nvlinks_per_gpu'
+        elif model['most']:
+            links, source = model['most'], 'peers'
+        else:
+            continue
+        expected[name] = {'links': links, 'source': source, 'gpus': model['gpus'],
+                          'active_slots': sorted(model['active_slots'])}
+    return expected
+
+
+def _slots(numbers):
+    return ', '.join(str(n) for n in numbers)
+
+
+def _nvlink_findings(host, nvlink, gpus, expected=None):
+    """The GPUs of one host with fewer active NVLinks than their boards wire (see :func:`nvlink_expected`).
+
+    ``expected`` is the cluster's :func:`nvlink_expected`; without it the host's own GPUs are the peers. The inactive
+    slots of a GPU with as many active links as its model's boards wire are unwired, never a finding. A host without
+    any active link is judged only on ``nvlinks_per_gpu``: its GPUs' peers cannot tell a node built without bridges
+    from one that lost them all.
+    """
+    expected = nvlink_expected([nvlink]) if expected is None else expected
+    slots = [(gpu, _link_slots(gpu)) for gpu in nvlink]
+    in_use = any(state == 'active' for dummy, links in slots for state in links.values())
     by_index = dict((g['index'], g['pci']) for g in gpus)
     findings = []
-    for gpu in nvlink:
-        down = sorted(n for n, state in gpu['links'].items() if state == 'inactive')
-        if down:
-            pci = by_index.get(gpu['gpu'])
-            device = _gpu_device(pci) if pci else 'GPU %d (%s)' % (gpu['gpu'], gpu['uuid'])
-            findings.append(_finding(host, device, 'nvlink', 'NVLink %s inactive of %d (%s)' % (
-                ', '.join(str(n) for n in down), len(gpu['links']), ', '.join(
-                    '%d: %s' % (n, gpu['rates'][n]) for n in down)),
-                'reboot: a GPU reset retrains the links; if they stay inactive, reseat the GPU or replace the '
-                'NVLink bridge or cable, else RMA the baseboard'))
+    for gpu, links in slots:
+        model = expected.get(gpu['product'])
+        if model is None or (model['source'] == 'peers' and not in_use):
+            continue
+        active = sum(1 for state in links.values() if state == 'active')
+        inactive = sorted(n for n, state in links.items() if state != 'active')
+        # a link is down where nvidia-smi says so: a slot missing from the text (a paste cut short) is no evidence
+        if active >= model['links'] or not inactive:
+            continue
+        # the slots active on a peer are wired: those are the links that went down; the rest are unwired on every
+        # board of the model. Where no peer has any of them active (a count from the setting alone), every inactive
+        # slot is named: which of them the board wires the output cannot say
+        down = [n for n in inactive if n in model['active_slots']] or inactive
+        unwired = [n for n in inactive if n not in down]
+        if model['source'] == 'peers':
+            basis = '%d is the most any %s shows' % (model['links'], gpu['product'])
+        else:
+            basis = 'nvlinks_per_gpu gives %d for %s' % (model['links'], gpu['product'])
+        if unwired:
+            basis += '; %s %s inactive on every one: unwired' % (_slots(unwired), 'is' if len(unwired) == 1 else 'are')
+        seen = 'NVLink %s down: %d of %d links active (%s)' % (
+            _slots(down) if len(down) <= model['links'] - active else
+            '%d of %s' % (model['links'] - active, _slots(down)), active, model['links'], basis)
+        pci = by_index.get(gpu['gpu'])
+        device = _gpu_device(pci) if pci else 'GPU %d (%s)' % (gpu['gpu'], gpu['uuid'])
+        findings.append(_finding(host, device, 'nvlink', seen, NVLINK_ACTION))
     return findings
 
 
@@ -451,34 +541,47 @@ def _dcgm_findings(host, dcgm, gpus):
     return findings
 
 
-def health_findings(host, data):
-    """One host's findings from what gpu_health_facts read (its ``health`` return), in check order."""
+def health_findings(host, data, nvlink=None):
+    """One host's findings from what gpu_health_facts read (its ``health`` return), in check order.
+
+    ``nvlink`` is the cluster's :func:`nvlink_expected` (the NVLinks each GPU model's boards wire); without it the
+    host's own GPUs are the peers its NVLinks are compared with.
+    """
     gpus = data.get('gpus') or []
     return (_xid_findings(host, data.get('xids') or []) + _smi_findings(host, gpus)
-            + _nvlink_findings(host, data.get('nvlink') or [], gpus) + _pcie_findings(host, data.get('pcie') or [])
+            + _nvlink_findings(host, data.get('nvlink') or [], gpus, nvlink)
+            + _pcie_findings(host, data.get('pcie') or [])
             + (_dcgm_findings(host, data['dcgm'], gpus) if data.get('dcgm') else []))
 
 
-def health_report(results_by_host):
+def health_report(results_by_host, nvlinks_per_gpu=None):
     """The cluster's health check from ``{host: gpu_health_facts result}`` (a skipped or missing result: null).
 
-    ``{passed, findings: [{host, device, check, seen, action}], unread: [{host, source, why}], messages, summary}``:
-    ``passed`` is true when no finding was made; what could not be read is listed in ``unread`` and named in
-    ``messages`` and ``summary`` - its health is unknown, never counted as good.
+    ``{passed, findings: [{host, device, check, seen, action}], unread: [{host, source, why}], messages, summary,
+    nvlink}``: ``passed`` is true when no finding was made; what could not be read is listed in ``unread`` and named in
+    ``messages`` and ``summary`` - its health is unknown, never counted as good. ``nvlink`` says, per GPU model, how
+    many NVLinks its boards wire and where that came from (:func:`nvlink_expected`): ``nvlinks_per_gpu`` (``{model:
+    links}``, the model as nvidia-smi names it) where given, else the GPUs of that model on every host judged together.
+    A GPU with fewer active links is a finding naming the slots that are active on its peers; slots inactive on every
+    GPU of the model are unwired (PCIe cards wire only the slots their NVLink bridges reach) and never a finding.
     """
     if not isinstance(results_by_host, dict):
         raise TypeError('expected {host: gpu_health_facts result}, got %s' % type(results_by_host).__name__)
+    problems = nvlinks_per_gpu_problems(nvlinks_per_gpu)
+    if problems:
+        raise ValueError('; '.join(problems))
+    healths = dict((host, result['health']) for host, result in results_by_host.items()
+                   if isinstance(result, dict) and isinstance(result.get('health'), dict))
+    nvlink = nvlink_expected([health.get('nvlink') or [] for health in healths.values()], nvlinks_per_gpu)
     findings, unread = [], []
-    for host in sorted(results_by_host):
-        result = results_by_host[host]
-        if not isinstance(result, dict) or not isinstance(result.get('health'), dict):
-            continue
-        findings += health_findings(host, result['health'])
-        unread += [dict(host=host, **u) for u in result['health'].get('unread') or []]
+    for host in sorted(healths):
+        findings += health_findings(host, healths[host], nvlink)
+        unread += [dict(host=host, **u) for u in healths[host].get('unread') or []]
     messages = ['%s: %s: %s (%s); %s' % (f['host'], f['device'], f['check'], f['seen'], f['action']) for f in findings]
     messages += ['%s: %s not read: %s' % (u['host'], u['source'], u['why']) for u in unread]
     hosts = sorted(set(f['host'] for f in findings))
     summary = ('%d finding(s) on %s' % (len(findings), ', '.join(hosts))) if findings else 'no finding'
     if unread:
         summary += '; not read: %s' % ', '.join('%s %s' % (u['host'], u['source']) for u in unread)
-    return {'passed': not findings, 'findings': findings, 'unread': unread, 'messages': messages, 'summary': summary}
+    return {'passed': not findings, 'findings': findings, 'unread': unread, 'messages': messages, 'summary': summary,
+            'nvlink': nvlink}

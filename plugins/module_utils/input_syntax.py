@@ -19,8 +19,9 @@ from ansible.module_utils.parsing.convert_bool import boolean
 # RFC 1123 labels: letters, digits and inner hyphens, at most 63 characters
 _LABEL_RE = re.compile(r'^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$')
 _MAC_RE = re.compile(r'^[0-9A-Fa-f]{2}(?::[0-9A-Fa-f]{2}){5}$')
-# what the kernel refuses in a netdev name (dev_valid_name), plus what breaks the files that name it
-_IFNAME_FORBIDDEN = re.compile(r'[/:\s"\'\\*?\[\]#;$`]')
+# what the kernel refuses in a netdev name (dev_valid_name), plus what breaks the files that name it: | joins the
+# alternatives of a udev match (KERNEL=="a|b"), a leading ! negates a systemd-networkd Name= match
+_IFNAME_FORBIDDEN = re.compile(r'[/:\s"\'\\*?\[\]#;$`|!]')
 
 
 def label_problem(value):
@@ -64,18 +65,58 @@ def mac_problem(value):
     return None
 
 
-# directories a role must never create, chown, chmod, empty or mount over
+# The FHS directories and their well-known children that a role must never create, chown, chmod, empty or install
+# into as its own (what it owns it may replace wholesale), and that no network file system may be mounted over (the
+# system's files there would be hidden), except MOUNTABLE_SYSTEM_DIRS. /etc's children are the ones whose files the
+# system reads by directory (ssh, systemd units, udev rules, profile.d, sysctl.d, the package sources...): a role's
+# own directory directly under /etc (/etc/hpcfabric) is fine.
 SYSTEM_DIRS = frozenset([
-    '/', '/bin', '/boot', '/dev', '/etc', '/home', '/lib', '/lib32', '/lib64', '/media', '/mnt', '/opt', '/proc', '/root',
-    '/run', '/sbin', '/srv', '/sys', '/tmp', '/usr', '/usr/bin', '/usr/include', '/usr/lib', '/usr/lib64',
-    '/usr/libexec', '/usr/local', '/usr/local/bin', '/usr/local/lib', '/usr/sbin', '/usr/share', '/var',
-    '/var/cache', '/var/lib', '/var/log', '/var/spool', '/var/tmp', '/dev/shm'])
+    '/', '/bin', '/boot', '/boot/efi', '/dev', '/etc', '/home', '/lib', '/lib32', '/lib64', '/libx32', '/lost+found',
+    '/media', '/mnt', '/opt', '/proc', '/root', '/run', '/sbin', '/srv', '/sys', '/tmp',
+    '/usr', '/usr/bin', '/usr/include', '/usr/lib', '/usr/lib32', '/usr/lib64', '/usr/libexec', '/usr/libx32',
+    '/usr/local', '/usr/local/bin', '/usr/local/etc', '/usr/local/include', '/usr/local/lib', '/usr/local/lib64',
+    '/usr/local/sbin', '/usr/local/share', '/usr/local/src', '/usr/sbin', '/usr/share', '/usr/src',
+    '/lib/modules', '/lib/systemd', '/lib/udev', '/usr/lib/modules', '/usr/lib/systemd', '/usr/lib/udev',
+    '/var', '/var/cache', '/var/lib', '/var/local', '/var/lock', '/var/log', '/var/mail', '/var/opt', '/var/run',
+    '/var/spool', '/var/tmp', '/dev/shm',
+    '/etc/alternatives', '/etc/apt', '/etc/apt/keyrings', '/etc/apt/sources.list.d', '/etc/apt/trusted.gpg.d',
+    '/etc/cron.d', '/etc/default', '/etc/dnf', '/etc/init.d', '/etc/ld.so.conf.d', '/etc/modprobe.d',
+    '/etc/modules-load.d', '/etc/netplan', '/etc/network', '/etc/NetworkManager',
+    '/etc/NetworkManager/system-connections', '/etc/pam.d', '/etc/pki', '/etc/profile.d', '/etc/security',
+    '/etc/security/limits.d', '/etc/ssh', '/etc/ssl', '/etc/sudoers.d', '/etc/sysconfig', '/etc/sysctl.d',
+    '/etc/systemd', '/etc/systemd/network', '/etc/systemd/system', '/etc/tmpfiles.d', '/etc/udev',
+    '/etc/udev/rules.d', '/etc/yum.repos.d'])
+# system directories a site mounts a network file system on routinely (NFS homes on /home, data on /srv, shares under
+# /mnt or /media): a mount point, never a role's own directory. /opt and /usr/local are not among them: the roles
+# install there (HPC-X, the RoCE boot script), and a mount over them would hide it.
+MOUNTABLE_SYSTEM_DIRS = frozenset(['/home', '/media', '/mnt', '/srv'])
 # kernel file systems: nothing of a role's belongs there
 _VIRTUAL_TREES = ('/proc/', '/sys/', '/dev/')
 # directories every user can write to: a private directory under one can be raced or read
 _SHARED_TREES = ('/tmp/', '/var/tmp/', '/dev/shm/')
-# what a path may not hold: it reaches unit files, profile.d, modulefiles and MCA files as it is
-_PATH_UNSAFE = re.compile(r'[\s"\'\\$`;&|<>*?\[\]{}#\x00-\x1f\x7f]')
+# what a path may not hold: it reaches unit files (where % starts a systemd specifier), profile.d, modulefiles and
+# MCA files as it is
+_PATH_UNSAFE = re.compile(r'[\s"\'\\$`;&|<>*?\[\]{}#%\x00-\x1f\x7f]')
+
+
+def normal_path(value):
+    """``value`` as the kernel resolves it, without following links: no trailing or repeated slash, no ``.``, each
+    ``..`` taken with the component before it (posixpath keeps a leading ``//``, which Linux reads as ``/``)."""
+    return '/' + posixpath.normpath(value).lstrip('/')
+
+
+def system_dir_problem(value, mount=False):
+    """None, or why the absolute path ``value`` (normalised first) is a system directory or under /proc, /sys or /dev.
+
+    ``mount``: it is a mount point, which may be one of ``MOUNTABLE_SYSTEM_DIRS``; otherwise a directory a role owns.
+    """
+    path = normal_path(value)
+    if path.startswith(_VIRTUAL_TREES) or (path in SYSTEM_DIRS and not (mount and path in MOUNTABLE_SYSTEM_DIRS)):
+        if mount:
+            return ('%r is a system directory or under /proc, /sys or /dev: a mount over it would hide what the system '
+                    'keeps there' % value)
+        return '%r is a system directory or under /proc, /sys or /dev, which the role would take over' % value
+    return None
 
 
 def path_problem(value, owned=True, private=False):
@@ -88,14 +129,22 @@ def path_problem(value, owned=True, private=False):
     if not isinstance(value, str) or not value:
         return 'must be a non-empty string, got %r' % (value,)
     if _PATH_UNSAFE.search(value) or not value.isprintable():
-        return '%r holds a blank, quote, control, shell, glob or comment character' % value
+        return '%r holds a blank, quote, control, shell, glob, comment or systemd specifier (%%) character' % value
     if not value.startswith('/') or posixpath.normpath(value) != value or value.startswith('//'):
         return '%r is not an absolute normalised path (no //, ., .. or trailing /)' % value
-    if owned and (value in SYSTEM_DIRS or value.startswith(_VIRTUAL_TREES)):
-        return '%r is a system directory or under /proc, /sys or /dev, which the role would take over' % value
+    if owned and system_dir_problem(value):
+        return system_dir_problem(value)
     if private and value.startswith(_SHARED_TREES):
         return '%r is under a directory every user can write to, which no secret belongs in' % value
     return None
+
+
+def path_settings_problems(settings, paths):
+    """``[(name, rule broken)]`` for each ``(name, owned)`` of ``paths`` whose setting ``settings`` holds (not None)
+    and ``path_problem`` refuses: a directory the role owns when ``owned``, else a file it writes."""
+    return [(name, problem) for name, problem in
+            ((name, settings.get(name) is not None and path_problem(settings[name], owned=owned)) for name, owned in paths)
+            if problem]
 
 
 def address_or_hostname_problem(value):
@@ -149,6 +198,25 @@ def _host_port_ok(authority):
     return True
 
 
+def url_host_problem(value):
+    """The host of a URL a role builds as ``https://<value>:<port>/...``: a host name, an IPv4 address or an IPv6
+    address in brackets, and nothing else: a ``/``, ``?`` or ``#`` would end the host early, an ``@`` make what comes
+    before it user information, a ``:`` start a port, a blank or line break end the URL."""
+    if not isinstance(value, str) or not value:
+        return 'must be a non-empty string, got %r' % (value,)
+    try:
+        bare_ipv6 = ipaddress.ip_address(value).version == 6
+    except ValueError:
+        bare_ipv6 = False
+    if bare_ipv6:
+        return '%r is an IPv6 address without brackets: its colons would read as a port; write [%s]' % (value, value)
+    match = _URL_HOST_PORT.fullmatch(value)
+    if not match or match.group(3) is not None or not _host_port_ok(value):
+        return ('%r is not a host name, an IPv4 address or an IPv6 address in brackets (a /, ?, #, @, :, blank or '
+                'line break would change the URL built from it)' % (value,))
+    return None
+
+
 def url_problem(value, allow_http=False, allow_variable=None):
     """A URL a role fetches a repository, signing key or tarball from: https with a host, or a file: path on the node.
 
@@ -192,28 +260,6 @@ def url_problem(value, allow_http=False, allow_variable=None):
         return ('%r has no valid host after %s:// (a host name or address, and an optional port 1-65535)'
                 % (value, scheme))
     return None
-
-
-def _named_problems(values, what, problem_of, skip_none=False):
-    """``['<name> <rule>']`` for each ``{name: value}`` that ``problem_of`` refuses, in the mapping's order."""
-    if not isinstance(values, dict):
-        raise ValueError('%ss must be a mapping of variable name to %s, got %s'
-                         % (what.lower(), what, type(values).__name__))
-    return ['%s %s' % (name, problem) for name, problem in
-            ((name, problem_of(value)) for name, value in values.items() if not (skip_none and value is None))
-            if problem]
-
-
-def path_problems(paths, owned=True, private=False):
-    """``['<name> <rule>']`` for each ``{name: path}`` that ``path_problem`` refuses, in the mapping's order."""
-    return _named_problems(paths, 'path', lambda path: path_problem(path, owned=owned, private=private))
-
-
-def url_problems(urls, allow_http=False, allow_variable=None):
-    """``['<name> <rule>']`` for each ``{name: url}`` that ``url_problem`` refuses, in the mapping's order; a None
-    URL (one the role is not given) is skipped."""
-    allow_http = boolean(allow_http, strict=True)
-    return _named_problems(urls, 'URL', lambda url: url_problem(url, allow_http, allow_variable), skip_none=True)
 
 
 # a login name as useradd takes it by default (no upper case, no leading digit or hyphen)
@@ -289,7 +335,7 @@ def mca_param_problem(name, value):
     return None
 
 
-# the rules input_problems applies by name; mca_param takes each (name, value) pair of a mapping
+# the rules named_problems applies by name; mca_param takes each (name, value) pair of a mapping
 _RULES = {'account': account_problem, 'from_pattern': from_pattern_problem, 'lnet_network': lnet_network_problem,
           'ucx_device': ucx_device_problem, 'ucx_transport': ucx_transport_problem, 'mca_param': mca_param_problem}
 
@@ -318,11 +364,6 @@ def named_problems(values, rule, **options):
         else:
             found.extend((name, problem) for problem in [check(value, **options)] if problem)
     return found
-
-
-def input_problems(values, rule, **options):
-    """``['<label> <rule broken>']``: ``named_problems`` as lines, for a role's own first check."""
-    return ['%s %s' % pair for pair in named_problems(values, rule, **options)]
 
 
 # inside a double-quoted Tcl word these substitute: $var, [command] and backslash escapes

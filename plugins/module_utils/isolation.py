@@ -95,10 +95,8 @@ def judge_run(entry, threshold, min_size_bytes):
     if entry.get('bench') is None:
         return dict(judged, passed=False, busbw_gbs=None, reason='run failed: %s' % (entry.get('error') or 'no results'))
     bench = entry['bench']
-    if bench.get('tool') == 'ib_write_bw' and bench.get('results'):
-        # ib_write_bw runs one message size, judged there rather than in the allreduce sweep's window
-        min_size_bytes = max(row.get('size_bytes') or 0 for row in bench['results'])
     try:
+        # an ib_write_bw run is judged at its one message size: allreduce_verdict knows
         verdict = allreduce_verdict(bench, threshold, min_size_bytes, run_error=entry.get('error') or None)
     except ValueError as exc:
         raise ValueError('pair %s: %s' % (' + '.join(hosts), exc))

@@ -129,9 +129,11 @@ def _counter_reasons(counters, add):
                 'check %s: reseat or replace its cable or optic, check its switch port; drain the node if it rises '
                 'again' % port))
         else:
+            # a saturated counter carries its own action (reset it, or read the 64-bit extended counters)
             add(finding.get('host'), _reason(
                 'counters', WARN, finding.get('message'),
-                'watch %s\'s %s; clean or reseat its optic if it keeps rising' % (port, finding.get('counter'))))
+                finding.get('action') or 'watch %s\'s %s; clean or reseat its optic if it keeps rising'
+                % (port, finding.get('counter'))))
     for item in counters.get('unread') or []:
         add(item.get('host'), _reason('counters', WARN, 'port counters not read around %s' % item.get('job'),
                                       'check that the node stayed reachable during the job'))

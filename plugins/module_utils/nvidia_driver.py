@@ -5,11 +5,12 @@
 What the host has (NVIDIA PCI functions: GPUs, NVSwitches, GPUs older than Turing; whether the board has
 fourth-generation NVSwitches, which are not on the PCI bus), what the role installs for a
 given OS, source, branch and setting (package names and the package sets, the repository, the CUDA toolkits), which
-driver version it installs and at which full version each package that must match the driver is, and what changed
-in the kernel module packages. The role's YAML reads the dicts that ``driver_plan``, ``resolve_driver``,
-``installed_versions`` and ``module_changes`` return, through the filters of plugins/filter/nvidia_driver.py; the
-module nvidia_pci_facts uses ``read_pci_functions``, ``read_nvlink_bridges`` and ``classify_pci`` on the host, so this
-file is stdlib only and runs on Python 3.8. docs/nvidia_driver.md says where the NVSwitch facts come from.
+driver version it installs and at which full version each package that must match the driver is, what changed
+in the kernel module packages, and which GPUDirect RDMA path the node has (``dmabuf_capable`` is also the
+validation's preflight answer). The role's YAML reads the dicts that ``driver_plan``, ``resolve_driver``,
+``installed_versions``, ``module_changes`` and ``gpudirect`` return, through the filters of
+plugins/filter/nvidia_driver.py; the module nvidia_pci_facts uses ``read_pci_functions``, ``read_nvlink_bridges``
+and ``classify_pci`` on the host, so this file is stdlib only and runs on Python 3.8. docs/nvidia_driver.md says where the NVSwitch facts come from.
 """
 from __future__ import annotations
 
@@ -68,6 +69,13 @@ _DRIVER_COUPLED = re.compile(r'^(nvlink5?|nvidia-fabric-?manager|cuda-drivers-fa
                              r'|nvidia-imex)(?:-([0-9]+))?$')
 _EPOCH = re.compile(r'^[0-9]+:')
 _RELEASE = re.compile(r'-[^-]*$')
+
+# GPUDirect RDMA: nvidia-peermem plugs into the peer-memory API that only MLNX_OFED and DOCA-OFED add to the RDMA
+# core; with inbox rdma-core the path is DMA-BUF, which needs the open kernel modules (they export GPU memory as a
+# dma-buf) and Linux 5.12 or later (the first kernel whose RDMA core imports one)
+DMABUF_MIN_KERNEL = (5, 12)
+GPUDIRECT_MODES = ('auto', 'peermem', 'dmabuf', 'none')
+_KERNEL_RELEASE = re.compile(r'^([0-9]+)[.]([0-9]+)')
 
 
 # --- the host's PCI functions ---------------------------------------------------------------------------------------
@@ -520,3 +528,35 @@ def module_changes(before, after, names):
     ``removed`` where there is none)."""
     return ['%s %s -> %s' % (name, before.get(name) or 'not installed', after.get(name) or 'removed')
             for name in names if before.get(name) != after.get(name)]
+
+
+# --- GPUDirect RDMA -------------------------------------------------------------------------------------------------
+
+def dmabuf_capable(open_modules, kernel):
+    """Whether GPUDirect RDMA can use DMA-BUF: the open kernel modules on kernel ``DMABUF_MIN_KERNEL`` or later.
+
+    ``open_modules`` is True, False or None (not known, which is not capable); ``kernel`` a release such as
+    ``6.8.0-45-generic``, or None where it is not known (not capable either).
+    """
+    if open_modules not in (True, False, None):
+        raise ValueError('open_modules must be true, false or null, got %r' % (open_modules,))
+    if kernel is not None and not isinstance(kernel, str):
+        raise ValueError('kernel must be a kernel release such as 6.8.0-45-generic, got %r' % (kernel,))
+    match = _KERNEL_RELEASE.match(kernel or '')
+    return open_modules is True and match is not None and tuple(int(part) for part in match.groups()) >= DMABUF_MIN_KERNEL
+
+
+def gpudirect(kernel, open_modules, ofed, wanted='auto'):
+    """The nvidia_driver role's GPUDirect RDMA path: ``{dmabuf_capable, mode}``.
+
+    ``mode`` is ``wanted`` (``nvidia_driver_gpudirect``) unless that is ``auto``: then ``peermem`` where ``ofed``
+    (MLNX_OFED or DOCA-OFED is installed), else ``dmabuf`` where ``dmabuf_capable``, else ``none``.
+    """
+    if wanted not in GPUDIRECT_MODES:
+        raise ValueError('nvidia_driver_gpudirect must be one of %s, got %r' % (', '.join(GPUDIRECT_MODES), wanted))
+    if not isinstance(ofed, bool):
+        raise ValueError('ofed must be true or false, got %r' % (ofed,))
+    capable = dmabuf_capable(open_modules, kernel)
+    if wanted == 'auto':
+        wanted = 'peermem' if ofed else ('dmabuf' if capable else 'none')
+    return {'dmabuf_capable': capable, 'mode': wanted}

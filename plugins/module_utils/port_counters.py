@@ -16,6 +16,11 @@ job, give its deltas; the rules turn deltas into findings:
   ``roce_slow_restart`` 10/s, ``local_ack_timeout_err`` 1/s, ``link_error_recovery`` 5/min, 0.0833/s).
 
 A rule names a counter by its file name (``link_downed``, any group) or by group and name (``counters/link_downed``).
+
+- saturated: a ``counters/`` file at the maximum of its field. The kernel reads these from the port's PMA PortCounters,
+  whose fields are narrow (``link_downed`` 8 bits, ``symbol_error`` 16, ``excessive_buffer_overrun_errors`` 4) and stop
+  at their maximum until someone resets them - they never wrap. A counter stuck there shows no change over any job,
+  whatever happened: it is named as saturated, with the reset that makes it count again, never read as "no change".
 """
 
 from __future__ import annotations
@@ -37,6 +42,25 @@ _NOT_COUNTERS = frozenset(['hw_counters/lifespan'])
 _ETHTOOL_KEEP_RE = re.compile(r'pause|xon|xoff')
 _ETHTOOL_LINE_RE = re.compile(r'^\s*(.+?):\s*(-?\d+)\s*$')
 _ETHTOOL_HEADER = 'NIC statistics:'
+
+# The width of each PMA PortCounters field (IBA vol. 1, PortCounters attribute) as the kernel's ib core shows it under
+# counters/ (drivers/infiniband/core/sysfs.c, its PORT_PMA_ATTR table): a field counts up to 2**bits - 1 and stays there.
+PORT_COUNTER_BITS = {
+    'symbol_error': 16, 'link_error_recovery': 8, 'link_downed': 8, 'port_rcv_errors': 16,
+    'port_rcv_remote_physical_errors': 16, 'port_rcv_switch_relay_errors': 16, 'port_xmit_discards': 16,
+    'port_xmit_constraint_errors': 8, 'port_rcv_constraint_errors': 8, 'local_link_integrity_errors': 4,
+    'excessive_buffer_overrun_errors': 4, 'VL15_dropped': 16, 'port_xmit_wait': 32,
+}
+# Data and packets are 32 bits in PortCounters, but the kernel reads them from the 64-bit PortCountersExtended where the
+# HCA's PMA has them - and a 64-bit counter can sit at 2**32 - 1 on its way up. The IETF extended set is the one with
+# unicast_*/multicast_* files as well: with one of those present these four are 64-bit. Without (a PMA with only
+# PortCounters, or the extended set without the IETF counters), such a counter is judged saturated only where it did
+# not move over a job: a 64-bit counter does not stop exactly at 2**32 - 1.
+DATA_COUNTERS = frozenset(['port_xmit_data', 'port_rcv_data', 'port_xmit_packets', 'port_rcv_packets'])
+DATA_BITS = 32
+EXTENDED_ONLY = ('unicast_xmit_packets', 'unicast_rcv_packets', 'multicast_xmit_packets', 'multicast_rcv_packets')
+SATURATED_ACTION = ('reset the port\'s counters so they count again (as root: perfquery -C %s -P %s -R; perfquery -x '
+                    'reads the 64-bit extended counters where the HCA has them), then run the validation again')
 
 SUMMARY_WARNINGS = 5
 DEFAULT_FATAL = ('link_downed', 'excessive_buffer_overrun_errors', 'local_link_integrity_errors')
@@ -155,19 +179,52 @@ def port_deltas(before, after):
     return deltas, went_back
 
 
+def saturated_counters(before, after):
+    """The ``counters/`` of one port at the maximum of their field after a job: ``{counter: (value, bits)}``.
+
+    ``before`` and ``after`` are the port's two reads (``{group/name: value}``). A counter of :data:`PORT_COUNTER_BITS`
+    is saturated when it reads its maximum after the job (if it reached it during the job, its delta is only a lower
+    bound); a data or packet counter only where it is 32-bit (:data:`DATA_COUNTERS`) and read 2**32 - 1 before and
+    after the job.
+    """
+    extended = any('counters/%s' % name in after for name in EXTENDED_ONLY)
+    saturated = {}
+    for name, value in sorted(after.items()):
+        group, dummy, leaf = name.partition('/')
+        if group != 'counters':
+            continue
+        if leaf in PORT_COUNTER_BITS:
+            bits = PORT_COUNTER_BITS[leaf]
+            stuck = value >= 2 ** bits - 1
+        elif leaf in DATA_COUNTERS and not extended:
+            bits = DATA_BITS
+            stuck = value == before.get(name) == 2 ** bits - 1
+        else:
+            continue
+        if stuck:
+            saturated[name] = (value, bits)
+    return saturated
+
+
 def _where(host, interface, rdma_port):
     return '%s %s%s' % (host, interface, ' (%s)' % rdma_port if rdma_port else '')
 
 
 def port_findings(host, interface, port, seconds, job, fatal, warn_rates):
-    """The fatal increases and the rates above their warning limits of one port over one job."""
+    """The fatal increases and the rates above their warning limits of one port over one job.
+
+    A counter that reached its maximum during the job (in ``port['saturated']``) rose by at least its delta: the
+    messages say so.
+    """
     findings = []
+    where = _where(host, interface, port['rdma_port'])
     for counter, delta in sorted(port['deltas'].items()):
         base = {'job': job, 'host': host, 'port': interface, 'rdma_port': port['rdma_port'], 'counter': counter,
                 'delta': delta, 'seconds': seconds}
+        least = 'at least ' if counter in port.get('saturated', ()) else ''
         if _rule_for(counter, fatal):
             findings.append(dict(base, severity='fatal', rate_per_s=None, limit_per_s=None, message=(
-                '%s: %s rose by %d during %s' % (_where(host, interface, port['rdma_port']), counter, delta, job))))
+                '%s: %s rose by %s%d during %s' % (where, counter, least, delta, job))))
             continue
         rule = _rule_for(counter, warn_rates)
         if rule is None or not seconds:
@@ -175,10 +232,25 @@ def port_findings(host, interface, port, seconds, job, fatal, warn_rates):
         rate = delta / seconds
         if rate > warn_rates[rule]:
             findings.append(dict(base, severity='warning', rate_per_s=round(rate, 3), limit_per_s=warn_rates[rule],
-                                 message='%s: %s at %.3g/s over the %.0f s of %s, above %.3g/s' % (
-                                     _where(host, interface, port['rdma_port']), counter, rate, seconds, job,
-                                     warn_rates[rule])))
+                                 message='%s: %s at %s%.3g/s over the %.0f s of %s, above %.3g/s' % (
+                                     where, counter, least, rate, seconds, job, warn_rates[rule])))
     return findings
+
+
+def saturated_finding(host, interface, port, seconds, job, counter, value, bits, fatal):
+    """The finding of a counter at its maximum: it cannot count, so what it did over ``job`` is unknown."""
+    where = _where(host, interface, port['rdma_port'])
+    device, dummy, number = (port['rdma_port'] or '').rpartition(':')
+    if _rule_for(counter, fatal):
+        unknown = 'whether it rose during %s is unknown' % job
+    else:
+        unknown = 'what it did during %s is unknown' % job
+    return {'job': job, 'host': host, 'port': interface, 'rdma_port': port['rdma_port'], 'counter': counter,
+            'delta': port['deltas'].get(counter, 0), 'seconds': seconds, 'severity': 'saturated', 'rate_per_s': None,
+            'limit_per_s': None, 'value': value, 'bits': bits,
+            'message': '%s: %s is saturated at %d, the most its %d-bit field holds: it no longer counts, so %s' % (
+                where, counter, value, bits, unknown),
+            'action': SATURATED_ACTION % (device or 'DEV', number or 'PORT')}
 
 
 def counters_report(reads_by_host, fatal=DEFAULT_FATAL, warn_rates=None):
@@ -186,8 +258,10 @@ def counters_report(reads_by_host, fatal=DEFAULT_FATAL, warn_rates=None):
 
     ``reads_by_host`` is ``{host: {job: {before: read, after: read}}}``; a host or job without both reads (a node that
     failed in between) is listed under ``unread``. Returns ``{jobs: [{name, hosts: {host: {seconds, ports:
-    {interface: {rdma_port, deltas, went_back}}}}}], findings, unread, passed, summary}``; ``passed`` is false when a
-    fatal counter rose.
+    {interface: {rdma_port, deltas, went_back, saturated}}}}}], findings, unread, passed, summary}``; ``passed`` is
+    false when a fatal counter rose. A counter at its maximum (:func:`saturated_counters`) is a ``saturated`` finding,
+    once per host, port and counter, with ``value``, ``bits`` and the ``action`` that makes it count again; it does
+    not fail ``passed`` (the node's verdict warns), and the summary names it.
     """
     warn_rates = DEFAULT_WARN_RATES if warn_rates is None else warn_rates
     problems = rule_problems(fatal, warn_rates)
@@ -199,6 +273,8 @@ def counters_report(reads_by_host, fatal=DEFAULT_FATAL, warn_rates=None):
     order = []
     findings = []
     unread = []
+    # a counter stuck at its maximum is the same in every job: it is named once, at the first job it was seen in
+    named = set()
     for host in sorted(reads_by_host):
         for job, reads in sorted((reads_by_host[host] or {}).items()):
             if job not in jobs:
@@ -213,13 +289,31 @@ def counters_report(reads_by_host, fatal=DEFAULT_FATAL, warn_rates=None):
             for interface, port in sorted(after['ports'].items()):
                 if interface not in before['ports']:
                     continue
-                deltas, went_back = port_deltas(before['ports'][interface]['counters'], port['counters'])
-                ports[interface] = {'rdma_port': port.get('rdma_port'), 'deltas': deltas, 'went_back': went_back}
+                previous = before['ports'][interface]['counters']
+                deltas, went_back = port_deltas(previous, port['counters'])
+                saturated = saturated_counters(previous, port['counters'])
+                ports[interface] = {'rdma_port': port.get('rdma_port'), 'deltas': deltas, 'went_back': went_back,
+                                    'saturated': sorted(saturated)}
                 findings += port_findings(host, interface, ports[interface], seconds, job, fatal, warn_rates)
+                for counter, (value, bits) in sorted(saturated.items()):
+                    if (host, interface, counter) not in named:
+                        named.add((host, interface, counter))
+                        findings.append(saturated_finding(host, interface, ports[interface], seconds, job, counter,
+                                                          value, bits, fatal))
             jobs[job][host] = {'seconds': seconds, 'ports': ports}
     fatal_findings = [finding['message'] for finding in findings if finding['severity'] == 'fatal']
     warnings = [finding['message'] for finding in findings if finding['severity'] == 'warning']
-    summary = '; '.join(fatal_findings) or 'no fatal counter rose on %d hosts' % len(reads_by_host)
+    saturated = [finding for finding in findings if finding['severity'] == 'saturated']
+    # "no fatal counter rose" is not said of a fatal counter that cannot count
+    blind = any(_rule_for(finding['counter'], fatal) for finding in saturated)
+    summary = '; '.join(fatal_findings) or 'no fatal counter %srose on %d hosts' % (
+        'that can count ' if blind else '', len(reads_by_host))
+    if saturated:
+        more = '; ...' if len(saturated) > SUMMARY_WARNINGS else ''
+        named = ['%s: %s at %d' % (_where(f['host'], f['port'], f['rdma_port']), f['counter'], f['value'])
+                 for f in saturated[:SUMMARY_WARNINGS]]
+        summary += '; %d saturated (at their maximum they no longer count; reset them): %s%s' % (
+            len(saturated), '; '.join(named), more)
     if warnings:
         # the play's last lines name the first few; report.json and report.md have them all
         more = '; ...' if len(warnings) > SUMMARY_WARNINGS else ''

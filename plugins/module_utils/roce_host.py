@@ -43,7 +43,11 @@ class ParseError(HostError):
 
 
 def traffic_class(policy):
-    """The IP ToS byte RoCE traffic carries: DSCP in the upper six bits, ECT(0) in the ECN field."""
+    """The IP ToS byte RoCE traffic carries: DSCP in the upper six bits, ECT(0) in the ECN field.
+
+    The one definition: it lives here because the roce_host_qos module and the boot-time script ship this file to
+    the nodes, and the cluster model imports it for the jobs' UCX_IB_TRAFFIC_CLASS and NCCL_IB_TC.
+    """
     return (policy['roce']['dscp'] << 2) | ECT0
 
 

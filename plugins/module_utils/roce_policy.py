@@ -29,8 +29,12 @@ DEFAULT_POLICY = {
 TRUST_MODES = ('dscp',)
 DSCP_RANGE = (0, 63)
 PRIORITY_RANGE = (0, 7)
-HOST_MTU_RANGE = (1500, 9216)
-SWITCH_MTU_RANGE = (1500, 9216)
+# The one MTU range of the collection: fabric netdevs (fabric_network, fabric_plan.py) and the policy's host and switch
+# MTUs. Below 1500 a RoCE port's active IB MTU drops to 1024 or less (RoCE takes the largest IB MTU, 256-4096, that
+# fits in the netdev's) and the standard Ethernet frame every device on the path takes no longer fits: a fabric below
+# 1500 is a misconfiguration, although IPv6 alone would work down to 1280. 9216 is the largest frame the fabric's
+# switches take.
+MTU_RANGE = (1500, 9216)
 ECN_THRESHOLD_RANGE = (1, 256000000)
 PROBABILITY_RANGE = (1, 100)
 
@@ -234,10 +238,9 @@ def _check_ets(policy, variable):
 def _check_mtu(policy, variable):
     mtu = policy['mtu']
     errors = []
-    if not _in_range(mtu['host'], HOST_MTU_RANGE):
-        errors.append(_range_error('%s.mtu.host' % variable, mtu['host'], HOST_MTU_RANGE, 'MTU'))
-    if not _in_range(mtu['switch'], SWITCH_MTU_RANGE):
-        errors.append(_range_error('%s.mtu.switch' % variable, mtu['switch'], SWITCH_MTU_RANGE, 'MTU'))
+    for end in ('host', 'switch'):
+        if not _in_range(mtu[end], MTU_RANGE):
+            errors.append(_range_error('%s.mtu.%s' % (variable, end), mtu[end], MTU_RANGE, 'MTU'))
     if mtu['switch'] < mtu['host']:
         errors.append('%s.mtu.switch: %d is below %s.mtu.host (%d), so switch ports would drop full-size host frames'
                       % (variable, mtu['switch'], variable, mtu['host']))

@@ -13,7 +13,7 @@ import json
 import posixpath
 import re
 
-from ansible_collections.hpcfabric.cluster.plugins.module_utils.input_syntax import lnet_network_parts
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.input_syntax import lnet_network_parts, system_dir_problem
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.lnet import canonical_net, nid_net
 
 NFS_TYPES = ('nfs', 'nfs4')
@@ -56,7 +56,9 @@ def _path_problems(path, at):
         return ['%s.path %s is not an absolute mount point' % (at, path)]
     if any(part in ('.', '..') for part in path.split('/')):
         return ['%s.path %s has a . or .. component' % (at, path)]
-    return []
+    # the system's directories, however written (/etc/, //usr); /home, /srv, /mnt and /media may take a mount
+    problem = system_dir_problem(path, mount=True)
+    return ['%s.path %s' % (at, problem)] if problem else []
 
 
 def _src_problems(mount, src, at):
@@ -90,7 +92,9 @@ def mount_problems(mounts, nfs_options, lustre_options, lustre_packages):
     empty when they can.
 
     Messages name the entry (``[2].src ...``) or the variable (``storage_nfs_options ...``). Mount points must be
-    absolute, not ``/``, without ``.`` or ``..`` components and unique (``/data`` and ``/data/`` are one); NFS
+    absolute, without ``.`` or ``..`` components, not a system directory (``input_syntax.system_dir_problem``: ``/``,
+    ``/etc``, ``/usr``, ``/opt``... however written; ``/home``, ``/srv``, ``/mnt`` and ``/media`` may take a mount) and
+    unique (``/data`` and ``/data/`` are one); NFS
     sources are ``server:/export``, Lustre sources ``nid@net[,nid@net][:nid@net...]:/fsname``; a Lustre mount
     needs ``lustre_packages``.
     """

@@ -19,6 +19,10 @@ description:
     pending retirement, clock event reasons) and C(nvidia-smi nvlink -s) (inactive NVLinks).
   - The PCIe link (current and maximum speed and width) of every NVIDIA GPU under O(devices_dir) (vendor C(0x10de),
     class C(0x0300xx) or C(0x0302xx)) and of the device of each of O(interfaces).
+  - Saved text instead of the commands (support bundles, pasted tickets) in the forms people save, C(nvidia-smi -q -x)
+    or C(nvidia-smi -q), C(dcgmi diag -j) or its table, C(lspci -vv) for the PCIe links. Terminal escapes of a paste
+    are removed; lines of no known form give a warning naming them, and the rest is read. Text of none of the forms
+    fails the module, listing the forms it takes.
   - With O(dcgmi_diag_level) set, C(dcgmi diag -r N -j).
   - A source that cannot be read is listed in C(health.unread) with the reason (a kernel log a container may not read,
     GPUs on the bus but no C(nvidia-smi)) - never passed as healthy. A node without NVIDIA GPUs and without
@@ -66,7 +70,10 @@ options:
     type: str
   nvidia_smi_output:
     description:
-      - Saved C(nvidia-smi -q -x) text to parse instead of running it.
+      - Saved C(nvidia-smi -q -x) (XML) or C(nvidia-smi -q) (text, also a C(-d) selection such as C(-d ECC)) output to
+        parse instead of running it.
+      - The GPUs' PCIe links it shows (C(GPU Link Info)) are the GPU links when neither O(lspci_output) nor
+        O(devices_dir) gives an NVIDIA GPU.
     type: str
   nvlink_output:
     description:
@@ -74,7 +81,17 @@ options:
     type: str
   dcgmi_output:
     description:
-      - Saved C(dcgmi diag -r N -j) text to parse instead of running it.
+      - Saved C(dcgmi diag -r N -j) (JSON) or C(dcgmi diag -r N) (the table) output to parse instead of running it.
+      - "DCGM 3.x tables name the failing GPUs after the status (C(Fail - GPU: 0)), DCGM 4.x tables give each GPU a
+        line (C(GPU0: Pass)); a C(Fail - All) names no GPU in particular."
+    type: str
+  lspci_output:
+    description:
+      - Saved C(lspci -vv) output (any of C(-D), C(-nn)) giving the PCIe links of the NVIDIA GPUs and of the Ethernet
+        and InfiniBand controllers, instead of reading O(devices_dir); the links of O(interfaces) are still read from
+        sysfs.
+      - "A GPU or controller without C(LnkCap)/C(LnkSta) lines (C(lspci) without root prints C(Capabilities: <access
+        denied>)) is listed in C(health.unread)."
     type: str
 notes:
   - C(journalctl -k) needs the systemd-journal or adm group or root; C(dmesg) needs root where C(kernel.dmesg_restrict)
@@ -123,6 +140,13 @@ EXAMPLES = r'''
     kernel_log_output: "{{ lookup('ansible.builtin.file', '/var/tmp/bundle/dmesg.txt') }}"
     nvidia_smi_output: "{{ lookup('ansible.builtin.file', '/var/tmp/bundle/nvidia-smi-q-x.xml') }}"
     devices_dir: /var/tmp/bundle/sys/bus/pci/devices
+
+- name: Read what a ticket pasted - nvidia-smi -q, the dcgmi diag table, lspci -vv
+  hpcfabric.cluster.gpu_health_facts:
+    kernel_log_output: ''
+    nvidia_smi_output: "{{ lookup('ansible.builtin.file', '/var/tmp/ticket/nvidia-smi-q.txt') }}"
+    dcgmi_output: "{{ lookup('ansible.builtin.file', '/var/tmp/ticket/dcgmi-diag-r3.txt') }}"
+    lspci_output: "{{ lookup('ansible.builtin.file', '/var/tmp/ticket/lspci-vv.txt') }}"
 '''
 
 RETURN = r'''
@@ -152,7 +176,7 @@ health:
       elements: dict
     pcie:
       description: "Per GPU and interface device: C({kind: gpu|nic, device, pci, current_speed, max_speed, current_width,
-        max_width}), texts as sysfs gives them."
+        max_width}), texts as sysfs gives them (saved C(lspci -vv) or C(nvidia-smi) text is rewritten so)."
       type: list
       elements: dict
       sample: [{kind: nic, device: "ens1f0np0 (0000:0c:00.0)", pci: "0000:0c:00.0", current_speed: "16.0 GT/s PCIe",
@@ -176,7 +200,8 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.hpcfabric.cluster.plugins.module_utils import gpu_health
+from ansible_collections.hpcfabric.cluster.plugins.module_utils import dcgmi_table, gpu_health, lspci_links, nvidia_smi_text
+from ansible_collections.hpcfabric.cluster.plugins.module_utils import pasted_text
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.nvidia_driver import read_pci_functions
 
 GPU_CLASSES = ('0x0300', '0x0302')
@@ -196,6 +221,19 @@ def _parse(module, parser, text, source):
         return parser(text)
     except ValueError as exc:
         module.fail_json(msg='cannot parse %s: %s' % (source, exc), first_line=(text.strip().splitlines() or [''])[0])
+
+
+def _read_saved(module, reader, name):
+    """Saved text of the parameter ``name`` read by ``reader`` (which tells its forms apart); a warning per line of no
+    known form. Text of no form fails the module with the reader's message, which lists the forms."""
+    text = module.params[name]
+    try:
+        read = reader(text)
+    except ValueError as exc:
+        module.fail_json(msg='cannot parse %s: %s' % (name, exc), first_line=(text.strip().splitlines() or [''])[0])
+    for warning in pasted_text.skipped_lines(name, read['unreadable']):
+        module.warn(warning)
+    return read
 
 
 def kernel_log(module):
@@ -275,6 +313,7 @@ def main():
             nvidia_smi_output=dict(type='str'),
             nvlink_output=dict(type='str'),
             dcgmi_output=dict(type='str'),
+            lspci_output=dict(type='str'),
         ),
         supports_check_mode=True,
     )
@@ -288,12 +327,22 @@ def main():
     else:
         health['xids'], health['kernel_log_source'] = gpu_health.parse_xids(text), source
 
-    gpu_pcie = gpu_links(module)
+    nic_lspci = []
+    if params['lspci_output'] is not None:
+        lspci = _read_saved(module, lspci_links.read_lspci, 'lspci_output')
+        gpu_pcie = [link for link in lspci['links'] if link['kind'] == 'gpu']
+        nic_lspci = [link for link in lspci['links'] if link['kind'] == 'nic']
+        health['unread'] += lspci['unread']
+    else:
+        gpu_pcie = gpu_links(module)
     smi = None
     if params['nvidia_smi_output'] is None or params['nvlink_output'] is None:
         smi = module.get_bin_path(params['nvidia_smi_path'])
     if params['nvidia_smi_output'] is not None:
-        health['gpus'] = _parse(module, gpu_health.parse_nvidia_smi_xml, params['nvidia_smi_output'], 'nvidia_smi_output')
+        saved = _read_saved(module, nvidia_smi_text.read_nvidia_smi, 'nvidia_smi_output')
+        health['gpus'] = saved['gpus']
+        # a support bundle's nvidia-smi is all that may show the GPUs' links: the controller's sysfs has other devices
+        gpu_pcie = gpu_pcie or saved['links']
     elif smi:
         health['gpus'] = _parse(module, gpu_health.parse_nvidia_smi_xml,
                                 _command(module, [smi, '-q', '-x'], 'GPU health'), '%s -q -x' % smi)
@@ -306,12 +355,12 @@ def main():
         health['nvlink'] = gpu_health.parse_nvlink_status(_command(module, [smi, 'nvlink', '-s'], 'NVLink status'))
 
     nic_pcie, health['no_pci_device'] = interface_links(module)
-    health['pcie'] = gpu_pcie + nic_pcie
+    health['pcie'] = gpu_pcie + nic_lspci + nic_pcie
 
     level = params['dcgmi_diag_level']
     if params['dcgmi_output'] is not None:
-        parsed = _parse(module, gpu_health.parse_dcgmi_diag, params['dcgmi_output'], 'dcgmi_output')
-        health['dcgm'] = dict(level=level, rc=None, **parsed)
+        saved = _read_saved(module, dcgmi_table.read_dcgmi_diag, 'dcgmi_output')
+        health['dcgm'] = dict(level=level, rc=None, version=saved['version'], results=saved['results'])
     elif level is not None:
         dcgmi = module.get_bin_path(params['dcgmi_path'])
         if not dcgmi:

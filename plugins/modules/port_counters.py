@@ -56,6 +56,20 @@ options:
         fails, naming the interface and the first line.
     type: dict
     default: {}
+  counters_output:
+    description:
+      - Saved port counter text per interface, read in addition to sysfs; its counters replace the sysfs ones of the
+        same name. The forms are C(perfquery) and C(perfquery -x) (C(SymbolErrorCounter), C(PortXmitData) ... become
+        C(counters/symbol_error), C(counters/port_xmit_data) ..., the names of C(/sys/class/infiniband/DEV/ports/N/counters))
+        and C(rdma statistic show), one line a link or C(-p) (its counters become C(hw_counters/NAME)). A file may hold
+        several of them.
+      - A text of several ports is narrowed to the interface's RDMA port; where the node's sysfs does not name that port
+        the text must hold one port, and C(rdma statistic) then names it. An interface given here may lack sysfs
+        counters (a support bundle without a copied tree).
+      - Terminal escapes are removed first; unreadable lines give a warning naming them; text of none of the forms, or
+        without the interface's port, fails, naming the interface.
+    type: dict
+    default: {}
 notes:
   - Reading sysfs needs no privileges; C(ethtool -S) needs none on mlx5 either.
   - Counters that cannot be read (some C(hw_counters) on some firmware) are left out, so they have no delta.
@@ -90,6 +104,14 @@ EXAMPLES = r'''
     sysfs_root: /var/tmp/bundle/sys
     ethtool_output:
       ens1f0np0: "{{ lookup('ansible.builtin.file', '/var/tmp/bundle/ethtool-S-ens1f0np0.txt') }}"
+
+- name: Read the port counters a ticket pasted (perfquery -x of port 1, rdma statistic show)
+  hpcfabric.cluster.port_counters:
+    interfaces: [ib0]
+    sysfs_root: /var/tmp/ticket/sys
+    ethtool: false
+    counters_output:
+      ib0: "{{ lookup('ansible.builtin.file', '/var/tmp/ticket/perfquery-x.txt') }}"
 '''
 
 RETURN = r'''
@@ -121,7 +143,7 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.hpcfabric.cluster.plugins.module_utils import pasted_text
+from ansible_collections.hpcfabric.cluster.plugins.module_utils import pasted_text, port_counter_text
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.ib_sysfs import class_dir, read_devices
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.port_counters import (
     EthtoolParseError,
@@ -156,6 +178,17 @@ def ethtool_counters(module, interface, ethtool):
     return values, pasted_text.skipped_lines(source, unreadable)
 
 
+def saved_counters(module, interface, rdma_port):
+    """The counters of ``counters_output.<interface>`` and the RDMA port they are of; warnings per unreadable line."""
+    source = 'counters_output.%s' % interface
+    try:
+        read = port_counter_text.read_port_counters(module.params['counters_output'][interface])
+        values, rdma_port = port_counter_text.port_counters(read, rdma_port)
+    except ValueError as exc:
+        module.fail_json(msg='cannot parse %s: %s' % (source, exc), interface=interface)
+    return values, rdma_port, pasted_text.skipped_lines(source, read['unreadable'])
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
@@ -164,6 +197,7 @@ def main():
             ethtool=dict(type='bool', default=True),
             ethtool_path=dict(type='str', default='ethtool'),
             ethtool_output=dict(type='dict', default={}),
+            counters_output=dict(type='dict', default={}),
         ),
         supports_check_mode=True,
     )
@@ -179,11 +213,17 @@ def main():
     ports = {}
     for interface in params['interfaces']:
         port = read_port(net_dir, rdma_dir, interface, rdma_ports.get(interface))
-        if not port['counters'] and interface not in params['ethtool_output']:
+        saved = interface in params['ethtool_output'] or interface in params['counters_output']
+        if not port['counters'] and not saved:
             module.fail_json(msg='%s: no counters under %s/%s/statistics and no RDMA port with that netdev under %s' % (
                 interface, net_dir, interface, rdma_dir), interface=interface)
         if interface in params['ethtool_output'] or (params['ethtool'] and port['rdma_port']):
             values, warnings = ethtool_counters(module, interface, ethtool)
+            port['counters'].update(values)
+            for warning in warnings:
+                module.warn(warning)
+        if interface in params['counters_output']:
+            values, port['rdma_port'], warnings = saved_counters(module, interface, port['rdma_port'])
             port['counters'].update(values)
             for warning in warnings:
                 module.warn(warning)

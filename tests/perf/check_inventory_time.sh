@@ -4,6 +4,7 @@
 # checks cost over reading the inventory at all (these machines are shared and noisy; absolute seconds drift).
 # Usage: tests/perf/check_inventory_time.sh [NODES...]     (run `make setup` first)
 set -euo pipefail
+case "${1:-}" in -h|--help) sed -n '2,5{s/^# \{0,1\}//;p}' "$0"; exit 0 ;; esac
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
 tmp="$(mktemp -d)"
@@ -21,7 +22,8 @@ PLAY
 seconds() {
   local start log="$1"; shift
   start=$(date +%s.%N)
-  .venv/bin/ansible-playbook "$@" >"$log" 2>&1 || { tail -20 "$log"; exit 1; }
+  # runs in $(...): a failure's log goes to stderr, or the caller would swallow it
+  .venv/bin/ansible-playbook "$@" >"$log" 2>&1 || { tail -20 "$log" >&2; echo "ansible-playbook $* failed" >&2; exit 1; }
   echo "$(date +%s.%N) - $start" | bc
 }
 for n in "${@:-128 1024}"; do

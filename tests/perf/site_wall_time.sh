@@ -3,6 +3,7 @@
 # Usage: tests/perf/site_wall_time.sh [NODES...]   (default 2 4; run `make setup` first; root, as for the lab)
 # The lab's node image and apt cache are reused, so "cold" means fresh nodes, not a cold package cache.
 set -euo pipefail
+case "${1:-}" in -h|--help) sed -n '2,4{s/^# \{0,1\}//;p}' "$0"; exit 0 ;; esac
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
 export PATH="$ROOT/.venv/bin:$PATH" ANSIBLE_NOCOLOR=1

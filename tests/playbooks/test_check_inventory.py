@@ -27,7 +27,7 @@ def set_iface(host, index, **values):
     (set_iface('b300-02', 0, hostname='b300-01-rail0'),
      'fabric_network_interfaces[0] on b300-02: fabric hostname b300-01-rail0 is already used by b300-01'),
     (set_iface('b300-01', 0, mtu=100000),
-     'fabric_network_interfaces[0].mtu on b300-01: 100000 is outside 1280-9216'),
+     'fabric_network_interfaces[0].mtu on b300-01: 100000 is outside 1500-9216'),
 ], ids=['duplicate-address', 'outside-subnet', 'duplicate-hostname', 'mtu-100000'])
 def test_bad_fabric_plan_is_refused(inventory, playbook, edit, message):
     inventory.edit(*edit)
@@ -75,6 +75,18 @@ def test_site_yml_stops_before_connecting(inventory, playbook):
     assert 'UNREACHABLE' not in out
 
 
+def test_a_driver_branch_typo_stops_site_yml_before_any_host_is_touched(inventory, playbook):
+    """The typo the driver role used to catch only after os_base and rdma had changed every host."""
+    def mutate(data):
+        data.update(nvidia_driver_branch='58O')
+    inventory.edit('host_vars/b300-02.yml', mutate)
+    rc, out = playbook(inventory.path, '../site.yml')
+    flat = ' '.join(out.split())
+    assert rc != 0
+    assert "nvidia_driver_branch on b300-02: '58O' is not a driver branch" in flat
+    assert 'UNREACHABLE' not in out and 'Gathering Facts' not in out
+
+
 def test_switch_with_another_pfc_priority_is_refused(inventory, playbook):
     def mutate(data):
         data['switch_qos_policy'] = {'roce': {'priority': 4}, 'pfc': {'priorities': [4]},
@@ -99,3 +111,19 @@ def test_switch_without_platform_is_refused(inventory, playbook):
     rc, out = playbook(inventory.path, 'check_inventory.yml')
     assert rc != 0
     assert 'missing required arguments: switch_qos_platform found in leaf01' in ' '.join(out.split())
+
+
+def test_a_slurm_partition_naming_a_host_outside_the_compute_group_is_refused(inventory, playbook):
+    """With a slurm_controllers group the Slurm layout across hosts is checked before any host is touched."""
+    def mutate(data):
+        data['hpc_cluster']['children']['slurm_controllers'] = {'hosts': {'b300-01': None}}
+    inventory.edit('hosts.yml', mutate)
+    rc, out = playbook(inventory.path, 'check_inventory.yml')
+    assert rc == 0, out
+
+    def partition(data):
+        data['slurm_partitions'] = [{'name': 'gpu', 'default': True, 'nodes': 'b300-0[1-3]'}]
+    inventory.edit('group_vars/gpu_nodes.yml', partition)
+    rc, out = playbook(inventory.path, 'check_inventory.yml')
+    assert rc != 0
+    assert 'b300-03' in ' '.join(out.split()) and 'Slurm: ' in out, out

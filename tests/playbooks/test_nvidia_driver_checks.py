@@ -132,11 +132,11 @@ REFUSALS = {
                              'nvidia_driver_gpudirect on peermem_without_ofed: nvidia-peermem needs the peer-memory API '
                              'of MLNX_OFED or DOCA-OFED'),
     'repo_plain_http': ('ubuntu2404', [H100], {'nvidia_driver_repo_url': MIRROR},
-                        "nvidia_driver on repo_plain_http: nvidia_driver_repo_url '%s' is plain HTTP: what it serves "
+                        "nvidia_driver_repo_url on repo_plain_http: '%s' is plain HTTP: what it serves "
                         "could be replaced on the way; use https://, or set nvidia_driver_allow_http: true" % MIRROR),
     'keyring_ftp': ('debian12', [H100], {'nvidia_driver_keyring_url': 'ftp://mirror/cuda-keyring_1.1-1_all.deb',
                                          'nvidia_driver_allow_http': True},
-                    "nvidia_driver on keyring_ftp: nvidia_driver_keyring_url 'ftp://mirror/cuda-keyring_1.1-1_all.deb' "
+                    "nvidia_driver_keyring_url on keyring_ftp: 'ftp://mirror/cuda-keyring_1.1-1_all.deb' "
                     "is not an http:// or https:// URL with a host"),
     'no_pci_directory': ('debian12', [H100], {'nvidia_driver_pci_devices_dir': '/nonexistent/pci'},
                          'no such directory: /nonexistent/pci'),

@@ -76,32 +76,32 @@ GOOD_DOCA = {'rdma_stack': 'doca', 'rdma_doca_repo_url': DOCA_BASE + '/ubuntu24.
 
 @pytest.mark.parametrize('settings, message', [
     ({'rdma_doca_repo_url': DOCA_BASE + '/ubuntu24.04/x86_64/'},
-     'ubuntu2404: rdma_doca_repo_url set but rdma_stack is inbox; the role installs one RDMA stack, never both'),
+     'rdma_stack on ubuntu2404: rdma_doca_repo_url set but rdma_stack is inbox; the role installs one RDMA stack, never both'),
     ({'rdma_stack': 'doca'},
-     "ubuntu2404: rdma_stack doca needs rdma_doca_repo_url, the DOCA-OFED repository of this OS and architecture"),
+     "rdma_doca_repo_url on ubuntu2404: rdma_stack doca needs the DOCA-OFED repository of this OS and architecture"),
     (dict(GOOD_DOCA, rdma_doca_repo_url='linux.mellanox.com/public/repo/doca/'),
-     "ubuntu2404: rdma_doca_repo_url 'linux.mellanox.com/public/repo/doca/' is not an https:// URL with a host"),
+     "rdma_doca_repo_url on ubuntu2404: 'linux.mellanox.com/public/repo/doca/' is not an https:// URL with a host"),
     (dict(GOOD_DOCA, rdma_doca_repo_url=MIRROR + '/'),
-     "ubuntu2404: rdma_doca_repo_url '%s/' is plain HTTP: what it serves could be replaced on the way; use https://, "
+     "rdma_doca_repo_url on ubuntu2404: '%s/' is plain HTTP: what it serves could be replaced on the way; use https://, "
      "or set rdma_allow_http: true" % MIRROR),
     (dict(GOOD_DOCA, rdma_doca_repo_key_url=MIRROR + '/GPG-KEY-Mellanox.pub'),
-     "ubuntu2404: rdma_doca_repo_key_url '%s/GPG-KEY-Mellanox.pub' is plain HTTP" % MIRROR),
+     "rdma_doca_repo_key_url on ubuntu2404: '%s/GPG-KEY-Mellanox.pub' is plain HTTP" % MIRROR),
     (dict(GOOD_DOCA, rdma_doca_repo_url=DOCA_BASE + '/ubuntu24.04/x86_64/\ndeb [trusted=yes] http://evil/ ./'),
-     "ubuntu2404: rdma_doca_repo_url '%s/ubuntu24.04/x86_64/\\ndeb [trusted=yes] http://evil/ ./' holds a blank, quote"
+     "rdma_doca_repo_url on ubuntu2404: '%s/ubuntu24.04/x86_64/\\ndeb [trusted=yes] http://evil/ ./' holds a blank, quote"
      % DOCA_BASE),
     (dict(GOOD_DOCA, rdma_doca_repo_url='https://mirror:s3cret@mirror.example.com/doca/'),
-     "ubuntu2404: rdma_doca_repo_url 'https://***@mirror.example.com/doca/' holds credentials"),
+     "rdma_doca_repo_url on ubuntu2404: 'https://***@mirror.example.com/doca/' holds credentials"),
     (dict(GOOD_DOCA, rdma_doca_repo_key_url=None),
-     'ubuntu2404: rdma_doca_repo_url needs its signing key from exactly one of rdma_doca_repo_key_url and '
-     'rdma_doca_repo_key_src'),
+     'rdma_doca_repo_key_url on ubuntu2404: the repository needs its signing key from exactly one of '
+     'rdma_doca_repo_key_url and rdma_doca_repo_key_src'),
     (dict(GOOD_DOCA, rdma_doca_repo_key_src='/srv/GPG-KEY-Mellanox.pub'),
-     'ubuntu2404: rdma_doca_repo_url needs its signing key from exactly one of rdma_doca_repo_key_url and '
-     'rdma_doca_repo_key_src'),
+     'rdma_doca_repo_key_url on ubuntu2404: the repository needs its signing key from exactly one of '
+     'rdma_doca_repo_key_url and rdma_doca_repo_key_src'),
     (dict(GOOD_DOCA, rdma_doca_repo_key_url='GPG-KEY-Mellanox.pub'),
-     "ubuntu2404: rdma_doca_repo_key_url 'GPG-KEY-Mellanox.pub' is not an https:// URL"),
-    (dict(GOOD_DOCA, rdma_doca_packages=[]), 'ubuntu2404: rdma_doca_packages is empty'),
+     "rdma_doca_repo_key_url on ubuntu2404: 'GPG-KEY-Mellanox.pub' is not an https:// URL"),
+    (dict(GOOD_DOCA, rdma_doca_packages=[]), 'rdma_doca_packages on ubuntu2404: is empty'),
     ({'rdma_roce_modules': ['ib_umad', 'rdma_ucm; rm -rf /']},
-     "ubuntu2404: rdma_roce_modules must hold kernel module names only"),
+     "rdma_roce_modules[1] on ubuntu2404: 'rdma_ucm; rm -rf /' is not a kernel module name"),
 ], ids=['doca-repo-with-inbox', 'doca-without-repo', 'repo-not-a-url', 'repo-plain-http', 'key-plain-http',
         'repo-with-a-second-line', 'repo-with-credentials', 'no-key', 'two-keys', 'key-not-a-url', 'no-doca-packages',
         'bad-module-name'])

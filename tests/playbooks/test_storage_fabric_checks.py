@@ -86,10 +86,11 @@ def test_bad_mounts_are_refused_naming_host_and_entries(os_play):
     assert run.rc != 0
     assert run.failed == [
         'storage_mounts on node01: [0].path data is not an absolute mount point; '
-        '[1].src "nfs01:/export\\n/dev/sda1 / ext4 defaults 0 0" holds whitespace, a control character or #, which '
-        '/etc/fstab cannot carry; a Lustre mount is listed but storage_lustre_packages is empty (Lustre clients come '
-        'from the site repository); [2] is a Lustre mount but storage_lnet_networks is empty (the client needs the '
-        'LNet network its servers are on, e.g. o2ib0(ib0))']
+        'storage_mounts on node01: [1].src "nfs01:/export\\n/dev/sda1 / ext4 defaults 0 0" holds whitespace, a control '
+        'character or #, which /etc/fstab cannot carry; storage_mounts on node01: a Lustre mount is listed but '
+        'storage_lustre_packages is empty (Lustre clients come from the site repository); storage_mounts on node01: [2] '
+        'is a Lustre mount but storage_lnet_networks is empty (the client needs the LNet network its servers are on, '
+        'e.g. o2ib0(ib0))']
 
 
 # each host of one play breaks one rule; every message names the host and the variable or entry
@@ -101,7 +102,7 @@ INPUT_CASES = {
                'storage_mounts on badnid: [0].src mgs@o2ib0/scratch is not nid@net:/fsname'),
     'twice': ({'storage_mounts': [NFS, dict(NFS, path='/data/datasets/')]},
               'storage_mounts on twice: [0].path /data/datasets is listed more than once; '
-              '[1].path /data/datasets/ is listed more than once'),
+              'storage_mounts on twice: [1].path /data/datasets/ is listed more than once'),
     'cifs': ({'storage_mounts': [dict(NFS, fstype='cifs')]},
              'storage_mounts on cifs: [0].fstype "cifs" is not one of nfs, nfs4, lustre'),
     'nolnet': ({'storage_mounts': [{'src': '10.0.0.1@o2ib0:/scratch', 'path': '/lustre', 'fstype': 'lustre'}],
@@ -112,10 +113,10 @@ INPUT_CASES = {
                   'storage_lustre_packages': ['lustre-client-utils'], 'storage_lnet_networks': ['tcp0(eth0)'],
                   'storage_lnet_ping_nids': ['10.0.0.1@o2ib0']},
                  'storage_mounts on othernet: [0].src 10.0.0.1@o2ib0:/scratch: its MGS is on o2ib, which '
-                 'storage_lnet_networks does not configure (tcp); storage_lnet_ping_nids[0] 10.0.0.1@o2ib0 is on '
-                 'o2ib, which storage_lnet_networks does not configure'),
+                 'storage_lnet_networks does not configure (tcp); storage_mounts on othernet: storage_lnet_ping_nids[0] '
+                 '10.0.0.1@o2ib0 is on o2ib, which storage_lnet_networks does not configure'),
     'lnetspec': ({'storage_lnet_networks': ['o2ib0(ib0)"\ninstall lnet /bin/sh']},
-                 "storage on lnetspec: storage_lnet_networks[0] 'o2ib0(ib0)\"\\ninstall lnet /bin/sh' is not an LNet "
+                 "storage_lnet_networks[0] on lnetspec: 'o2ib0(ib0)\"\\ninstall lnet /bin/sh' is not an LNet "
                  "network"),
 }
 

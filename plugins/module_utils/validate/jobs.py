@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright (c) hpcfabric maintainers
-"""The validation's jobs as Ansible ran them: a hostfile's entries and the mpirun host list made from them, why a job
-failed (its registered ``command`` result), and an isolation round's runs with what they gave (the registered results
-of their ends and the ``slurp`` of their JSON).
+"""The validation's jobs as Ansible ran them: a hostfile's entries, each node's entry (paired by name through the
+cluster model) and the mpirun host list made from them, why a job failed (its registered ``command`` result), and an
+isolation round's runs with what they gave (the registered results of their ends and the ``slurp`` of their JSON).
 
 Bad input raises :class:`ValueError` naming what is wrong; the filter plugins turn it into an AnsibleFilterError.
 """
@@ -44,6 +44,54 @@ def hostfile_entries(text):
         slots = [field for field in fields[1:] if field.startswith('slots=')]
         entries.append({'name': fields[0], 'slots': _slots(slots[0], number) if slots else 1})
     return entries
+
+
+def hostfile_hosts(entries, model, hosts):
+    """Each of ``hosts`` paired with the hostfile line that names it: ``{entries: {host: {name, slots}}, problems}``.
+
+    ``entries`` are the hostfile's lines (``hostfile_entries``), ``model`` the cluster model's ``hostfile``
+    (``[{host, name, slots}]``). A host's line is the one named by its model ``name`` (its primary fabric name) or by
+    the host itself (the mpi_hostfile role writes either); its ``name`` and ``slots`` are the line's, as mpirun reads
+    them. The lines pair by name, never by position: they may be in any order, and may list nodes that are not in
+    ``hosts`` (a run with ``--limit``). ``problems`` names each host no line names, each host two lines name, and each
+    line that names no node of the model (a stale hostfile).
+    """
+    if not isinstance(entries, (list, tuple)):
+        raise ValueError('hostfile entries must be a list of {name, slots}, got %r' % (entries,))
+    if not isinstance(model, (list, tuple)):
+        raise ValueError("the cluster model's hostfile must be a list of {host, name, slots}, got %r" % (model,))
+    if not isinstance(hosts, (list, tuple)):
+        raise ValueError('hosts must be a list of inventory names, got %r' % (hosts,))
+    owner = {}
+    names = {}
+    for node in model:
+        if not isinstance(node, dict) or not node.get('host') or not node.get('name'):
+            raise ValueError("each entry of the cluster model's hostfile must be {host, name, slots}, got %r" % (node,))
+        names[node['host']] = (node['name'], node['host'])
+        owner.setdefault(node['name'], node['host'])
+        owner.setdefault(node['host'], node['host'])
+    lines = {}
+    problems = []
+    for entry in entries:
+        if not isinstance(entry, dict) or not entry.get('name') or not isinstance(entry.get('slots'), int):
+            raise ValueError('each hostfile entry must be {name, slots}, got %r' % (entry,))
+        host = owner.get(entry['name'])
+        if host is None:
+            problems.append('%s: names no node of the cluster model' % entry['name'])
+        else:
+            lines.setdefault(host, []).append(entry)
+    paired = {}
+    for host in hosts:
+        if host not in names:
+            raise ValueError('the cluster model has no node %s' % (host,))
+        found = lines.get(host, [])
+        if not found:
+            problems.append('%s: no line names it (%s)' % (host, ' or '.join(dict.fromkeys(names[host]))))
+        elif len(found) > 1:
+            problems.append('%s: %d lines name it (%s)' % (host, len(found), ', '.join(e['name'] for e in found)))
+        else:
+            paired[host] = {'name': found[0]['name'], 'slots': found[0]['slots']}
+    return {'entries': paired, 'problems': problems}
 
 
 def mpirun_hosts(entries, rotate=0):

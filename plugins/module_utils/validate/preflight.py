@@ -13,11 +13,12 @@ import re
 
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.mpi_info import CUDA_TRANSPORTS as UCX_CUDA_TRANSPORTS
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.mpi_local_fact import launch_tools_differ
+# the nvidia_driver role's rule for DMA-BUF (open modules, kernel 5.12 or later): the node passes where it set it up
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.nvidia_driver import DMABUF_MIN_KERNEL, dmabuf_capable
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate.units import number, whole
 
 # nv_peer_mem is the module's name before it moved into the NVIDIA driver as nvidia-peermem
 PEERMEM_MODULES = ('nvidia_peermem', 'nv_peer_mem')
-DMABUF_MIN_KERNEL = (5, 12)
 DMABUF_MIN_UCX = (1, 14)
 _UP_STATES = ('up', 'unknown')
 
@@ -172,9 +173,8 @@ def _check_gpudirect(facts):
     if any(name in modules for name in PEERMEM_MODULES):
         return []
     kernel = facts.get('kernel')
-    kernel_version = _version_tuple(kernel, 2)
     nvidia_open = facts.get('nvidia_open')
-    if nvidia_open is True and kernel_version is not None and kernel_version >= DMABUF_MIN_KERNEL:
+    if dmabuf_capable(nvidia_open, kernel):
         ucx = (facts.get('mpi') or {}).get('ucx') or {}
         ucx_version = _version_tuple(ucx.get('version'), 2)
         if ucx_version is not None and ucx_version < DMABUF_MIN_UCX:

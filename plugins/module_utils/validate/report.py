@@ -13,9 +13,8 @@ from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate.engines
     LINKS_SHOWN, engine_names, engines_summary, judged_first, link_suspects, nccl_mismatches, nccl_used, rail_name,
     slow_links,
 )
-from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate.thresholds import threshold_at
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate.units import format_gbs, human_size
-from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate.verdicts import suspect_text
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate.verdicts import allreduce_verdict, suspect_text
 
 # a run over a thousand nodes would otherwise print a thousand names in a heading line
 HOSTS_SHOWN = 16
@@ -65,12 +64,25 @@ def _number_cell(value, digits=None):
     return format_gbs(value)
 
 
-def _row_ok(row, limit, checked_size):
-    if row.get('correct') is False:
+def _verdict_checks(verdict):
+    """The checks ``allreduce_verdict`` made, ``(by size, by (size, rail))``: the report shows their pass or fail and
+    threshold rather than comparing again."""
+    sizes, rails = {}, {}
+    for check in (verdict or {}).get('checked') or []:
+        if 'rail' in check:
+            rails[(check['size_bytes'], check['rail'])] = check
+        else:
+            sizes[check['size_bytes']] = check
+    return sizes, rails
+
+
+def _ok_cell(check, correct=None):
+    """A row's ``ok``: the verdict's pass or fail of its check, ``-`` where the verdict checked none."""
+    if correct is False:
         return '**wrong result**'
-    if not checked_size or limit is None:
+    if check is None:
         return '-'
-    return 'yes' if row.get('busbw_gbs') is not None and row['busbw_gbs'] >= limit else '**no**'
+    return 'yes' if check['passed'] else '**no**'
 
 
 def _exit_text(rc, tool='mpirun'):
@@ -80,39 +92,30 @@ def _exit_text(rc, tool='mpirun'):
     return '; %s exit status: %s' % (tool, rc if rc == 0 else '**%s**' % rc)
 
 
-def _busbw_limit(threshold, size, checked_size):
-    """The run's bus bandwidth threshold at ``size``: none for an engine only reported, or one whose rails are judged."""
-    if not checked_size or threshold is None or threshold.get('applies_to') == 'rails':
-        return None
-    return threshold_at(threshold, size)
-
-
-def _rails_table(rows, min_size, rail_threshold):
-    """The ring's rails at the checked sizes: each rail's inter-node bus bandwidth against the one-rail threshold."""
+def _rails_table(rows, min_size, rail_checks):
+    """The ring's rails at the checked sizes: each rail's inter-node bus bandwidth, with the verdict's check of it
+    against the one-rail threshold (``rail_checks``, by size and rail) where it made one."""
     table = []
     for row in rows:
         if (row.get('size_bytes') or 0) < min_size:
             continue
-        limit = threshold_at(rail_threshold, row['size_bytes']) if rail_threshold else None
         for rail in row.get('rails') or []:
-            busbw = rail.get('busbw_gbs')
+            check = rail_checks.get((row['size_bytes'], rail_name(rail)))
             table.append([human_size(row['size_bytes']), rail_name(rail), _number_cell(rail.get('inter_us'), 1),
-                          _number_cell(busbw), _number_cell(limit),
-                          '-' if busbw is None or limit is None else ('yes' if busbw >= limit else '**no**')])
+                          _number_cell(rail.get('busbw_gbs')), _number_cell(check and check['threshold_gbs']),
+                          _ok_cell(check)])
     if not table:
         return []
     return ['', 'Rails (each local rank\'s ring across the nodes, the inter-node phase):', ''] + _table(
         ['size', 'rail', 'inter-node (µs)', 'busbw (GB/s)', 'rail threshold (GB/s)', 'ok'], table)
 
 
-def _run_section(run, threshold, rail_threshold=None):
-    """A run's table; ``threshold`` None for an engine that is reported beside the judged one."""
+def _run_section(run, verdict, min_size=0):
+    """A run's table, its ``ok`` cells the checks of its ``verdict`` (``allreduce_verdict``'s); ``verdict`` None for
+    an engine that is reported beside the judged one. ``min_size`` is the smallest size whose rails are shown."""
     bench = run.get('bench') or {}
-    min_size = (threshold or {}).get('min_size_bytes') or 0
     lines = ['### %s' % (run.get('name') or 'run'), '']
     if bench.get('tool') == 'ib_write_bw':
-        # one message size, judged there; perftest checks no data
-        min_size = max([row.get('size_bytes') or 0 for row in bench.get('results') or []] or [0])
         lines.append('Hosts: %s; ib_write_bw, buffers in %s memory; results not checked%s' % (
             _hosts_text(run.get('hosts') or bench.get('hosts')), 'GPU' if bench.get('device') == 'cuda' else 'host',
             _exit_text(run.get('mpirun_rc'), 'ib_write_bw')))
@@ -125,18 +128,18 @@ def _run_section(run, threshold, rail_threshold=None):
     if errors:
         lines.extend(['', 'Errors:', ''] + ['- %s' % _cell(error) for error in errors])
     lines.append('')
+    sizes, rails = _verdict_checks(verdict)
     rows = []
     for row in bench.get('results') or []:
         size = row.get('size_bytes')
-        checked_size = size is not None and size >= min_size
-        limit = _busbw_limit(threshold, size, checked_size)
+        check = sizes.get(size)
         rows.append([human_size(size) if size is not None else None, _number_cell(row.get('time_us'), 1),
-                     _number_cell(row.get('algbw_gbs')), _number_cell(row.get('busbw_gbs')), _number_cell(limit),
-                     _row_ok(row, limit, checked_size)])
+                     _number_cell(row.get('algbw_gbs')), _number_cell(row.get('busbw_gbs')),
+                     _number_cell(check and check['threshold_gbs']), _ok_cell(check, row.get('correct'))])
     header = ['size', 'time (µs)', 'algbw (GB/s)', 'busbw (GB/s)', 'threshold (GB/s)', 'ok']
     lines += _table(header, rows)
-    if threshold is not None:
-        lines += _rails_table(bench.get('results') or [], min_size, rail_threshold)
+    if verdict is not None:
+        lines += _rails_table(bench.get('results') or [], min_size, rails)
     return lines + ['']
 
 
@@ -365,6 +368,14 @@ def _counters_section(counters):
     return lines
 
 
+def _pair_verdict(run, threshold, min_size):
+    """An isolation pair run's verdict, as the isolation took it: its checks are the rows' ``ok``."""
+    try:
+        return allreduce_verdict(run.get('bench') or {}, threshold, min_size)
+    except ValueError as exc:
+        raise ValueError('report.runs: %s: %s' % (run.get('name') or 'run', exc)) from exc
+
+
 def render_markdown(report, plot=None, rails_plot=None):
     """Return report.md for the report dict; ``plot`` and ``rails_plot`` are the file names of the bandwidth plot and
     the rail heatmap to embed, where they are drawn."""
@@ -414,17 +425,17 @@ def render_markdown(report, plot=None, rails_plot=None):
     # the per-size tables last: with the isolation pairs of a large cluster they are most of the file
     if runs:
         lines += ['## Runs', '']
-        # the isolation's pair runs were judged against its pair threshold, at the all-node run's sizes
-        pair_threshold = dict((report.get('isolation') or {}).get('threshold') or threshold,
-                              min_size_bytes=threshold.get('min_size_bytes'))
-        rail_threshold = report.get('rail_threshold') or (threshold if threshold.get('applies_to') == 'rails' else None)
+        # the isolation's pair runs were judged against its pair threshold, at the all-node run's sizes, by the
+        # verdict the isolation took (module_utils/isolation.py judge_run)
+        pair_threshold = (report.get('isolation') or {}).get('threshold') or threshold
+        min_size = threshold.get('min_size_bytes') or 0
         for index, run in enumerate(runs):
             if run.get('judged') is False:
                 lines += _run_section(run, None)
             elif index == 0 or run.get('judged'):
-                lines += _run_section(run, threshold, rail_threshold)
+                lines += _run_section(run, verdict, min_size)
             else:
-                lines += _run_section(run, pair_threshold)
+                lines += _run_section(run, _pair_verdict(run, pair_threshold, min_size), min_size)
     return '\n'.join(lines).rstrip('\n') + '\n'
 
 

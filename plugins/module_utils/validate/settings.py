@@ -4,15 +4,14 @@
 filter).
 
 The role gives every ``validate_*`` variable by name, as Ansible holds it (``meta/argument_specs.yml`` declares
-them; numbers and booleans may be strings from ``-e``); nothing here lists them again. The checks of the threshold
-settings are ``thresholds.threshold_inputs``'s, which the offline inventory check runs on the same names.
+them; numbers and booleans may be strings from ``-e``); nothing here lists them again. The settings' rules are
+``role_settings.validate``'s, which the role and the offline inventory check both run before this.
 """
 
 from __future__ import annotations
 
 from ansible.module_utils.parsing.convert_bool import boolean
 
-from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate.thresholds import threshold_inputs
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate.units import whole
 
 
@@ -38,8 +37,8 @@ def validate_settings(variables, in_group):
     ``variables`` maps each ``validate_*`` variable to its value; ``in_group`` says whether the host is in
     ``validate_group``.
 
-    - ``problems``: what the argument spec cannot check (the host outside the group, the threshold settings), one
-      line each naming the variable;
+    - ``problems``: the host outside the group (the settings' own rules are ``role_settings.validate``'s, which the
+      role checks first);
     - ``engines``: the judged engine, then the reported ones; ``nccl``: whether the nccl engine runs on GPU buffers
       (the bench environment then needs NCCL);
     - ``bench_argv``: ``allreduce.py``'s sweep arguments; ``mpirun_args``: what every mpirun gets after the
@@ -54,7 +53,6 @@ def validate_settings(variables, in_group):
         raise ValueError('variables must map the validate role\'s variables to their values, got %s'
                          % type(variables).__name__)
     problems = [] if in_group else ['validate_group: this host is not in group %s' % variables.get('validate_group')]
-    problems += threshold_inputs(variables)['problems']
     device = variables.get('validate_device')
     engines = _engines(variables)
     bench_argv = ['--device', device, '--min-bytes', str(variables.get('validate_min_bytes')),

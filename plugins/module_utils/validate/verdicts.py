@@ -83,7 +83,12 @@ def allreduce_verdict(bench, threshold, min_size_bytes, run_error=None, engine=N
     pair runs use; ``threshold`` itself when that judges rails). A wrong result of any engine fails the verdict.
     ``run_error`` says how the job that wrote the JSON failed (``jobs.mpirun_error``: a non-zero exit),
     None when it exited 0. A failed job fails the verdict whatever its results; the reason gives the failure, then
-    what the results say.
+    what the results say. An ib_write_bw report (``perftest.bench_of_report``) is judged at its one message size,
+    whatever ``min_size_bytes``.
+
+    ``checked`` is every pass or fail the verdict decided, ``{size_bytes, busbw_gbs, threshold_gbs, passed}`` per
+    size and, with ``rail`` and ``local_rank``, per rail at a size: report.md's ``ok`` cells are these, not a second
+    comparison.
     """
     if not isinstance(bench, dict):
         raise ValueError('bench must be the JSON of files/bench/allreduce.py, got %s' % type(bench).__name__)
@@ -103,6 +108,9 @@ def allreduce_verdict(bench, threshold, min_size_bytes, run_error=None, engine=N
     rows = _judged_rows(bench, engine)
     if not rows:
         raise ValueError('bench JSON has no results: the sweep measured nothing')
+    if bench.get('tool') == 'ib_write_bw':
+        # ib_write_bw runs one message size, judged there rather than in the allreduce sweep's window
+        min_size = max(row['size_bytes'] for row in rows)
     large = [row for row in rows if row['size_bytes'] >= min_size]
     if not large:
         raise ValueError('the sweep stops at %d bytes, below validate_threshold_min_bytes=%d: extend the sweep '

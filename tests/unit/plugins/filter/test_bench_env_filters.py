@@ -14,7 +14,7 @@ pip_environment = PipEnvironment().filters()['pip_environment']
 
 
 def test_the_bench_env_filters_are_there():
-    assert set(BENCH) == {'bench_env_settings_problems', 'bench_env_plan', 'bench_env_problems'}
+    assert set(BENCH) == {'bench_env_plan', 'bench_env_problems'}
 
 
 def test_a_plan_with_no_mpi_names_it():

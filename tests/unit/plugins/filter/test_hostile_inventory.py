@@ -20,18 +20,23 @@ inventory_problems = FilterModule().filters()['inventory_problems']
 
 EXAMPLE = Path(__file__).resolve().parents[4] / 'inventories' / 'example'
 NODE_ROLES = ['cluster_model', 'os_base', 'rdma', 'nvidia_driver', 'fabric_network', 'roce_qos', 'mpi', 'bench_env',
-              'mpi_hostfile', 'ssh_trust', 'storage', 'validate']
+              'mpi_hostfile', 'ssh_trust', 'storage', 'validate', 'slurm']
 NODES = ['b300-01', 'b300-02']
+
+
+def example_inventory(group_name):
+    """The example's hosts.yml and the variables of ``group_name`` (over all and hpc_cluster), as Ansible layers them."""
+    group = {}
+    for name in ('all', 'hpc_cluster', group_name):
+        f = EXAMPLE / 'group_vars' / (name + '.yml')
+        if f.exists():
+            group.update(yaml.safe_load(f.read_text()) or {})
+    return yaml.safe_load((EXAMPLE / 'hosts.yml').read_text()), group
 
 
 def example_hostvars():
     """The example's two nodes as check_inventory.yml sees them: group variables, then host variables."""
-    inventory = yaml.safe_load((EXAMPLE / 'hosts.yml').read_text())
-    group = {}
-    for name in ('all', 'hpc_cluster', 'gpu_nodes'):
-        f = EXAMPLE / 'group_vars' / (name + '.yml')
-        if f.exists():
-            group.update(yaml.safe_load(f.read_text()) or {})
+    inventory, group = example_inventory('gpu_nodes')
     hosts = inventory['hpc_cluster']['children']['gpu_nodes']['hosts']
     hostvars = {}
     for host in NODES:
@@ -248,6 +253,72 @@ CASES = {
                               'fabric_network_mtus on b300-01: no hpcfabric.cluster role has this variable (did you mean '
                               'fabric_network_mtu?)'),
     'misspelt slots variable': (setting('b300-02', mpi_hostfile_slot=4), 'mpi_hostfile_slot on b300-02:'),
+    # system directories a role would own or a mount would hide, however the path is written
+    'RoCE script dir is where udev reads its rules': (
+        setting('b300-01', roce_qos_script_dir='/etc/udev/rules.d'),
+        "roce_qos_script_dir on b300-01: '/etc/udev/rules.d' is a system directory"),
+    'RoCE script dir is profile.d': (setting('b300-02', roce_qos_script_dir='/etc/profile.d'),
+                                     "roce_qos_script_dir on b300-02: '/etc/profile.d' is a system directory"),
+    'RoCE script dir over the NFS homes': (setting('b300-01', roce_qos_script_dir='/home'),
+                                           "roce_qos_script_dir on b300-01: '/home' is a system directory"),
+    'mount over /etc with a trailing slash': (
+        lambda hv: hv['b300-01']['storage_mounts'].append({'src': 'nfs01:/etc', 'path': '/etc/', 'fstype': 'nfs'}),
+        "storage_mounts on b300-01: [2].path '/etc/' is a system directory"),
+    'mount over /usr written //usr': (
+        lambda hv: hv['b300-02']['storage_mounts'].append({'src': 'nfs01:/usr', 'path': '//usr', 'fstype': 'nfs4'}),
+        "storage_mounts on b300-02: [2].path '//usr' is a system directory"),
+    'mount over /opt hides HPC-X': (
+        lambda hv: hv['b300-01']['storage_mounts'][0].update(path='/opt'),
+        "storage_mounts on b300-01: [0].path '/opt' is a system directory"),
+    'mount over /etc/ssh': (
+        lambda hv: hv['b300-02']['storage_mounts'][1].update(path='/etc/ssh'),
+        "storage_mounts on b300-02: [1].path '/etc/ssh' is a system directory"),
+    'mount under /proc': (lambda hv: hv['b300-02']['storage_mounts'][0].update(path='/proc/fs/nfsd'),
+                          "storage_mounts on b300-02: [0].path '/proc/fs/nfsd' is a system directory or under /proc"),
+    # the udev rule and the systemd units of roce_qos
+    'RoCE interface with a trailing line break ends the udev rule': (
+        setting('b300-01', roce_qos_interfaces=['enp1as0np0\n']), 'roce_qos_interfaces[0] on b300-01:'),
+    'RoCE interface with a quote closes the udev match': (
+        setting('b300-02', roce_qos_interfaces=['enp1as0np0', 'x", RUN+="/bin/sh']), 'roce_qos_interfaces[1] on b300-02:'),
+    'RoCE interface with | widens the udev match': (
+        setting('b300-01', roce_qos_interfaces=['enp1as0np0|eth0']), 'roce_qos_interfaces[0] on b300-01:'),
+    'interpreter with a line break adds an ExecStart line': (
+        setting('b300-01', roce_qos_python='/usr/bin/python3\nExecStartPre=/bin/sh -c id'), 'roce_qos_python on b300-01:'),
+    'interpreter with arguments and a quote': (setting('b300-02', roce_qos_python='/usr/bin/python3 -c "import os"'),
+                                               'roce_qos_python on b300-02:'),
+    'config path with a systemd specifier': (setting('b300-01', roce_qos_config_path='/etc/hpcfabric/%H.json'),
+                                             'roce_qos_config_path on b300-01:'),
+    # an interpreter setting that is not a path
+    'interpreter by command name': (setting('b300-01', roce_qos_python='python3'),
+                                    "roce_qos_python on b300-01: 'python3' is not an absolute normalised path"),
+    'interpreter auto, which only Ansible knows': (setting('b300-02', roce_qos_python='auto'),
+                                                   "roce_qos_python on b300-02: 'auto' is not an absolute"),
+    # interface identities: names that resolve to the node itself, one MAC or one rail twice
+    'fabric hostname localhost': (iface('b300-01', 0, hostname='localhost'),
+                                  'fabric_network_interfaces[0].hostname on b300-01: fabric hostname localhost resolves '
+                                  'locally on every node'),
+    'fabric hostname localhost.localdomain': (iface('b300-02', 1, hostname='localhost.localdomain'),
+                                              'fabric_network_interfaces[1].hostname on b300-02: fabric hostname'),
+    'fabric hostname ip6-localhost': (iface('b300-01', 2, hostname='ip6-localhost'),
+                                      'fabric_network_interfaces[2].hostname on b300-01: fabric hostname'),
+    'fabric hostname in upper case LOCALHOST': (iface('b300-02', 3, hostname='LOCALHOST'),
+                                                'fabric_network_interfaces[3].hostname on b300-02: fabric hostname'),
+    'fabric hostname under .localhost': (iface('b300-01', 4, hostname='rail4.localhost'),
+                                         'fabric_network_interfaces[4].hostname on b300-01: fabric hostname'),
+    'one MAC on two interfaces of a node': (
+        lambda hv: (iface('b300-01', 0, mac='58:a2:e1:00:00:01')(hv), iface('b300-01', 1, mac='58:A2:E1:00:00:01')(hv)),
+        'fabric_network_interfaces[1].mac on b300-01: 58:a2:e1:00:00:01 is also the MAC of fabric_network_interfaces[0] '
+        'on b300-01'),
+    'one MAC on two nodes (a copied entry)': (
+        lambda hv: (iface('b300-01', 5, mac='58:a2:e1:00:00:05')(hv), iface('b300-02', 5, mac='58:a2:e1:00:00:05')(hv)),
+        'fabric_network_interfaces[5].mac on b300-02: 58:a2:e1:00:00:05 is also the MAC of fabric_network_interfaces[5] '
+        'on b300-01'),
+    'two interfaces of a node on one rail': (
+        iface('b300-02', 6, rail=5, address='10.100.5.99/24'),
+        'fabric_network_interfaces[6].rail on b300-02: rail 5 already has fabric_network_interfaces[5]'),
+    # one MTU range for the fabric and the RoCE policy
+    'fabric MTU below Ethernet\'s 1500': (iface('b300-01', 0, mtu=1400),
+                                          'fabric_network_interfaces[0].mtu on b300-01: 1400 is outside 1500-9216'),
 }
 
 
@@ -284,7 +355,7 @@ def test_a_hostile_value_is_refused_naming_variable_and_host(name):
 @pytest.mark.parametrize('values', [
     {'ssh_trust_user': 'root', 'ssh_trust_allow_root': True},
     {'validate_allreduce_min_busbw_gbs': 0, 'validate_allow_zero_threshold': True},
-    {'storage_lnet_networks': ['tcp1(eth0,eth1)[0,1]']},
+    {'storage_lnet_networks': ['o2ib0(eth0,eth1)[0,1]']},
 
     {'mpi_ucx_net_devices': ['mlx5_0:1', 'mlx5_1:1'], 'mpi_mca_params_extra': {'btl': '^openib,tcp'}},
 ], ids=['root opted in', 'zero threshold opted in', 'LNet with CPTs', 'UCX devices and MCA'])
@@ -311,4 +382,99 @@ def test_a_default_route_on_a_rail_passes_when_asked_for():
     hostvars = example_hostvars()
     route('b300-01', 0, to='0.0.0.0/0')(hostvars)
     hostvars['b300-01']['fabric_network_allow_default_route'] = True
+    assert problems_of(hostvars) == []
+
+
+SWITCHES = ['leaf01', 'leaf02']
+
+
+def example_switch_hostvars():
+    """The example's nodes and its two leaf switches (Cumulus leaf01, SONiC leaf02) as check_inventory.yml sees them."""
+    inventory, group = example_inventory('fabric_switches')
+    hostvars = example_hostvars()
+    for host, own in inventory['hpc_cluster']['children']['fabric_switches']['hosts'].items():
+        hostvars[host] = dict(copy.deepcopy(group), **own)
+    return hostvars
+
+
+def switch_problems_of(hostvars):
+    result = inventory_problems(hostvars, NODES, SWITCHES, NODE_ROLES, ['switch_qos'])
+    return result['arguments'] + result['cluster_model'] + result['roce_policy'] + result['node_settings']
+
+
+def switch(host, **values):
+    def mutate(hv):
+        hv[host].update(values)
+    return mutate
+
+
+# what reaches a switch's configuration lines and the NVUE URL built from switch_qos_nvue_host
+SWITCH_CASES = {
+    'port with a trailing line break (an EOS configuration line of its own)': (
+        switch('leaf01', switch_qos_ports=['swp1', 'swp2\n']), "switch_qos_ports on leaf01: 'swp2\\n' is not a port name"),
+    'port with a line break and a command': (
+        switch('leaf02', switch_qos_ports=['Ethernet0\nshutdown']), 'switch_qos_ports on leaf02:'),
+    'port with a blank (two words of nv set)': (switch('leaf01', switch_qos_ports=['swp1 swp2']),
+                                                'switch_qos_ports on leaf01:'),
+    'port with a quote': (switch('leaf02', switch_qos_ports=['Ethernet0"']), 'switch_qos_ports on leaf02:'),
+    'port listed twice': (switch('leaf01', switch_qos_ports=['swp1', 'swp1']),
+                          'switch_qos_ports on leaf01: swp1 listed more than once'),
+    'NVUE address with a fragment': (switch('leaf01', switch_qos_nvue_host='evil.example.com#'),
+                                     "switch_qos_nvue_host on leaf01: 'evil.example.com#' is not a host name"),
+    'NVUE address with a query': (switch('leaf01', switch_qos_nvue_host='leaf01?x='), 'switch_qos_nvue_host on leaf01:'),
+    'NVUE address with a path': (switch('leaf01', switch_qos_nvue_host='evil.example.com/leaf01'),
+                                 'switch_qos_nvue_host on leaf01:'),
+    'NVUE address with user information': (switch('leaf01', switch_qos_nvue_host='10.10.0.201@evil.example.com'),
+                                           'switch_qos_nvue_host on leaf01:'),
+    'NVUE address with a blank': (switch('leaf01', switch_qos_nvue_host='leaf 01'), 'switch_qos_nvue_host on leaf01:'),
+    'NVUE address with a port of its own': (switch('leaf01', switch_qos_nvue_host='10.10.0.201:443'),
+                                            'switch_qos_nvue_host on leaf01:'),
+    'NVUE address a bare IPv6 address': (switch('leaf01', switch_qos_nvue_host='2001:db8::201'),
+                                         "switch_qos_nvue_host on leaf01: '2001:db8::201' is an IPv6 address without "
+                                         "brackets"),
+    'NVUE port out of range': (switch('leaf01', switch_qos_nvue_port=70000), 'switch_qos_nvue_port on leaf01: 70000'),
+    'NVUE user with a colon': (switch('leaf01', switch_qos_nvue_user='cumulus:x'), 'switch_qos_nvue_user on leaf01:'),
+    'SONiC patch path with a blank (two words of config apply-patch)': (
+        switch('leaf02', switch_qos_sonic_patch_path='/tmp/roce patch.json'), 'switch_qos_sonic_patch_path on leaf02:'),
+    'render directory /etc': (switch('leaf02', switch_qos_render_dir='/etc'),
+                              "switch_qos_render_dir on leaf02: '/etc' is a system directory"),
+}
+
+
+def test_the_example_with_its_switches_passes_as_shipped():
+    assert switch_problems_of(example_switch_hostvars()) == []
+
+
+@pytest.mark.parametrize('name', sorted(SWITCH_CASES))
+def test_a_hostile_switch_value_is_refused_naming_variable_and_host(name):
+    mutate, expected = SWITCH_CASES[name]
+    hostvars = example_switch_hostvars()
+    mutate(hostvars)
+    problems = switch_problems_of(hostvars)
+    assert any(expected in p for p in problems), problems
+
+
+@pytest.mark.parametrize('host, values', [
+    ('leaf01', {'switch_qos_nvue_host': '[2001:db8::201]'}),
+    ('leaf01', {'switch_qos_nvue_host': 'leaf01.mgmt.example.com', 'switch_qos_nvue_port': 443}),
+    ('leaf02', {'switch_qos_ports': ['Ethernet1/1', 'Ethernet1/2', 'PortChannel0001']}),
+], ids=['bracketed IPv6', 'host name and port', 'EOS and port-channel names'])
+def test_good_switch_values_pass(host, values):
+    hostvars = example_switch_hostvars()
+    hostvars[host].update(values)
+    assert switch_problems_of(hostvars) == []
+
+
+@pytest.mark.parametrize('path', ['/home', '/home/', '/mnt/data', '/srv', '/media/share'])
+def test_a_mount_on_home_or_under_mnt_passes(path):
+    """An HPC site mounts NFS homes on /home and shares under /mnt: a mount point, unlike a role's own directory."""
+    hostvars = example_hostvars()
+    hostvars['b300-01']['storage_mounts'].append({'src': 'nfs01:/export/home', 'path': path, 'fstype': 'nfs'})
+    assert problems_of(hostvars) == []
+
+
+def test_the_roce_settings_a_site_sets_pass():
+    hostvars = example_hostvars()
+    hostvars['b300-01'].update(roce_qos_interfaces=['enp1as0np0', 'enp3cs0np0', 'ens1f0v100.100'],
+                               roce_qos_python='/usr/libexec/platform-python', roce_qos_script_dir='/opt/site/hpcfabric')
     assert problems_of(hostvars) == []

@@ -9,7 +9,12 @@ characters inserted, another type, a number out of range) and asserts that ``inv
 - or, when it accepts the inventory, that what the roles would write from it is read back by the tool that reads it
   as exactly the values planned: /etc/hosts and known_hosts lines, /etc/fstab (written as ansible.posix.mount writes
   it, read by util-linux ``findmnt``), LNet's modprobe.d line, systemd-networkd and NetworkManager files and netplan YAML (the roles' own
-  templates), the mpi role's profile.d script (sourced by ``bash``), modulefile (run by ``tclsh``) and MCA file.
+  templates), the mpi role's profile.d script (sourced by ``bash``), modulefile (run by ``tclsh``) and MCA file,
+  the roce_qos role's udev rule and systemd units (instances unescaped by ``systemd-escape``).
+
+A switch of the example, mutated the same way, is refused or its ports are each one word of the Cumulus, EOS and SONiC
+configuration and its NVUE address the host of the URL the role builds. Generated conflicts (a system directory
+however written, a loopback fabric name, one MAC or one rail on two interfaces) are always refused, naming the host.
 
 The hand-picked cases are in test_hostile_inventory.py. CI runs a fixed sample (``derandomize``); set
 ``HYPOTHESIS_PROFILE=explore`` for a larger random one.
@@ -22,10 +27,12 @@ import importlib.util
 import ipaddress
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import jinja2
 import pytest
@@ -37,9 +44,12 @@ from hypothesis import strategies as st
 from ansible_collections.ansible.posix.plugins.modules.mount import _escape_fstab
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.cluster_model import build_model
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.fabric_links import resolve_interfaces
-from ansible_collections.hpcfabric.cluster.plugins.module_utils.input_syntax import hostname_problem, tcl_quote
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.input_syntax import (
+    MOUNTABLE_SYSTEM_DIRS, SYSTEM_DIRS, hostname_problem, tcl_quote)
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.fabric_plan import LOCAL_NAMES
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.lnet import lnet_conf
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.storage_mounts import mount_plan
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.switch_qos_render import render as render_switch
 
 ROOT = Path(__file__).resolve().parents[4]
 # the example's nodes and the filter call, as the hand-picked table reads them
@@ -72,6 +82,10 @@ ADDED = {
     ('mpi_mca_params_extra',): {'btl_tcp_if_include': 'ens1f0np0'},
     ('ssh_trust_authorized_from',): ['10.100.0.0/16'],
     ('storage_nfs_options',): 'nfsvers=4.2,hard',
+    ('roce_qos_interfaces',): ['enp1as0np0', 'enp3cs0np0'],
+    ('roce_qos_python',): '/usr/bin/python3',
+    ('roce_qos_script_dir',): '/usr/local/lib/hpcfabric',
+    ('roce_qos_config_path',): '/etc/hpcfabric/roce-qos.json',
 }
 
 
@@ -292,6 +306,135 @@ def test_a_mutated_example_is_refused_with_a_message_or_renders_files_that_read_
     check_lnet(hostvars[host])
     check_network_files(hostvars[host], host)
     check_mpi_files(hostvars[host], model['nodes'][host]['job_env'])
+    check_roce_units(hostvars[host], [i['name'] for i in model['nodes'][host]['interfaces'] if i['name']])
+
+
+def check_roce_units(variables, model_interfaces):
+    """The roce_qos role's udev rule: one line whose KERNEL match lists exactly the interfaces, each started as an
+    instance whose %I (as systemd unescapes it) is the interface; its units: one ExecStart whose words are the
+    interpreter, the script, its arguments and the configuration file, with no specifier but %I."""
+    defaults = role_defaults('roce_qos')
+
+    def setting(name):
+        return variables[name] if variables.get(name) is not None else defaults[name]
+    interfaces = setting('roce_qos_interfaces')
+    interfaces = model_interfaces if interfaces is None else interfaces
+    rules = [line for line in render('roce_qos/templates/70-hpcfabric-roce-qos.rules.j2',
+                                     __roce_qos_interfaces=interfaces).splitlines() if line and not line.startswith('#')]
+    match = re.fullmatch(r'ACTION=="add", SUBSYSTEM=="net", KERNEL=="([^"]*)", TAG\+="systemd", '
+                         r'PROGRAM="/usr/bin/systemd-escape --template=hpcfabric-roce-qos@\.service %k", '
+                         r'ENV\{SYSTEMD_WANTS\}\+="%c"', rules[0]) if len(rules) == 1 else None
+    assert match and match.group(1).split('|') == interfaces, rules
+    if shutil.which('systemd-escape') and interfaces:
+        # the instance udev asks for, as systemd reads it back (%I)
+        units = [run(['systemd-escape', '--template=hpcfabric-roce-qos@.service', name], '').stdout.strip()
+                 for name in interfaces]
+        instances = [unit[len('hpcfabric-roce-qos@'):-len('.service')] for unit in units]
+        unescaped = run(['systemd-escape', '--unescape'] + instances, '')
+        assert unescaped.stdout.split() == interfaces, unescaped
+    script = [setting('roce_qos_python'), setting('roce_qos_script_dir') + '/roce_qos_apply.py', 'apply', '--config',
+              setting('roce_qos_config_path')]
+    for unit, extra in (('hpcfabric-roce-qos.service.j2', []), ('hpcfabric-roce-qos@.service.j2', ['--interface', '%I'])):
+        text = render('roce_qos/templates/' + unit, **dict((name, setting(name)) for name in (
+            'roce_qos_python', 'roce_qos_script_dir', 'roce_qos_config_path')))
+        starts = [line for line in text.splitlines() if line.startswith('ExecStart=')]
+        assert len(starts) == 1 and starts[0][len('ExecStart='):].split(' ') == script + extra, starts
+        assert [line for line in text.splitlines() if '%' in line and '%I' not in line and '%i' not in line] == []
+
+
+# a quarter of the profile's examples each: every one runs the whole inventory check (about half a second)
+FEWER = settings(max_examples=max(settings.default.max_examples // 4, 1))
+# values check_inventory must refuse whatever else the inventory holds: system directories however written, names of
+# the loopback, one MAC or one rail for two interfaces
+SPELLINGS = st.sampled_from(['{}', '{}/', '/{}', '{}/.', '/{}//'])
+OWNED = st.sampled_from(sorted(SYSTEM_DIRS - {'/'}))
+MOUNTED = st.sampled_from(sorted(SYSTEM_DIRS - MOUNTABLE_SYSTEM_DIRS - {'/'}))
+
+
+@st.composite
+def conflicts(draw):
+    """(host, the start of the message that must be among the problems, hostvars) of one conflict in the example."""
+    host = draw(st.sampled_from(NODES))
+    other = NODES[1 - NODES.index(host)]
+    hostvars = copy.deepcopy(EXAMPLE)
+    ifaces = hostvars[host]['fabric_network_interfaces']
+    i, j = draw(st.permutations(range(len(ifaces))))[:2]
+    kind = draw(st.sampled_from(['owned', 'mount', 'local', 'mac', 'mac across', 'rail']))
+    if kind == 'owned':
+        hostvars[host]['roce_qos_script_dir'] = draw(OWNED)
+        return host, 'roce_qos_script_dir on %s:' % host, hostvars
+    if kind == 'mount':
+        path = draw(SPELLINGS).format(draw(MOUNTED)).replace('/.', '/')
+        hostvars[host]['storage_mounts'][0]['path'] = path
+        return host, 'storage_mounts on %s: [0].path %r is a system directory' % (host, path), hostvars
+    if kind == 'local':
+        name = draw(st.sampled_from(sorted(LOCAL_NAMES) + ['rail%d.localhost' % i, 'LOCALHOST']))
+        ifaces[i]['hostname'] = name
+        return host, 'fabric_network_interfaces[%d].hostname on %s: fabric hostname' % (i, host), hostvars
+    mac = '58:a2:e1:%02x:00:%02x' % (NODES.index(host), i)
+    ifaces[i]['mac'] = mac
+    if kind == 'mac':
+        ifaces[j]['mac'] = draw(st.sampled_from([mac, mac.upper()]))
+        return host, 'fabric_network_interfaces[%d].mac on %s:' % (max(i, j), host), hostvars
+    if kind == 'mac across':
+        hostvars[other]['fabric_network_interfaces'][j]['mac'] = mac
+        return None, '.mac on %s: %s is also the MAC of' % (NODES[1], mac), hostvars
+    ifaces[j]['rail'] = ifaces[i]['rail']
+    return host, 'fabric_network_interfaces[%d].rail on %s: rail %d already has' % (max(i, j), host, ifaces[i]['rail']), \
+        hostvars
+
+
+@FEWER
+@given(conflicts())
+def test_an_identity_conflict_or_a_system_directory_is_always_refused_naming_the_host(conflict):
+    _host, expected, hostvars = conflict
+    problems = problems_of(hostvars)
+    assert any(expected in p for p in problems), (expected, problems)
+
+
+SWITCH_EXAMPLE = TABLE.example_switch_hostvars()
+for _switch in TABLE.SWITCHES:
+    # set as the role's default resolves it, so that the check sees the address the URL is built from
+    SWITCH_EXAMPLE[_switch]['switch_qos_nvue_host'] = SWITCH_EXAMPLE[_switch]['ansible_host']
+SWITCH_PATHS = [('switch_qos_ports', i) for i in range(8)] + [('switch_qos_nvue_host',), ('switch_qos_nvue_user',)]
+
+
+@st.composite
+def switch_mutations(draw):
+    """A switch of the example with one of its strings spoiled by hostile fragments."""
+    host = draw(st.sampled_from(TABLE.SWITCHES))
+    path = draw(st.sampled_from(SWITCH_PATHS))
+    hostvars = copy.deepcopy(SWITCH_EXAMPLE)
+    old = get_at(hostvars[host], path)
+    at = draw(st.integers(0, len(old)))
+    set_at(hostvars[host], path, old[:at] + draw(FRAGMENT) + old[at:])
+    return host, hostvars
+
+
+@FEWER
+@given(switch_mutations())
+def test_a_mutated_switch_is_refused_or_its_configuration_and_url_read_back(mutation):
+    """Accepted ports are each one word of an nv set command, one EOS interface line, one CONFIG_DB key; an accepted
+    NVUE address is the host of the URL the role builds from it, with no path, query, fragment or user before it."""
+    host, hostvars = mutation
+    problems = TABLE.switch_problems_of(hostvars)
+    assert all(isinstance(p, str) and p for p in problems)
+    event('refused' if problems else 'rendered')
+    if problems:
+        return
+    variables = hostvars[host]
+    ports = variables['switch_qos_ports']
+    eos = render_switch('eos', {}, ports)['text'].splitlines()
+    assert [line for line in eos if line.startswith('interface ')] == ['interface %s' % port for port in ports]
+    nvue = [line.split(' ') for line in render_switch('cumulus', {}, ports)['text'].splitlines()
+            if line.startswith('nv set interface ')]
+    assert sorted(set(words[3] for words in nvue)) == sorted(ports) and all(len(words) == 7 for words in nvue), nvue
+    sonic = json.loads(render_switch('sonic', {}, ports)['text'])
+    assert sorted(sonic['PORT_QOS_MAP']) == sorted(ports)
+    nvue_port = role_defaults('switch_qos')['switch_qos_nvue_port']
+    url = urlsplit('https://%s:%s/nvue_v1' % (variables['switch_qos_nvue_host'], nvue_port))
+    assert (url.hostname, url.port, url.path, url.query, url.fragment, url.username) == (
+        variables['switch_qos_nvue_host'].strip('[]').lower(), nvue_port, '/nvue_v1', '', '', None)
 
 
 def test_the_read_back_catches_a_sink_that_does_not_quote(monkeypatch):

@@ -12,8 +12,8 @@ FILTERS = FilterModule().filters()
 
 
 def test_filters_are_registered():
-    assert sorted(FILTERS) == ['nvidia_driver_installed', 'nvidia_driver_loaded_version', 'nvidia_driver_module_changes',
-                               'nvidia_driver_plan', 'nvidia_driver_resolve']
+    assert sorted(FILTERS) == ['nvidia_driver_gpudirect', 'nvidia_driver_installed', 'nvidia_driver_loaded_version',
+                               'nvidia_driver_module_changes', 'nvidia_driver_plan', 'nvidia_driver_resolve']
 
 
 def test_plan_takes_the_role_variables_as_keywords():
@@ -32,6 +32,13 @@ def test_resolve_takes_the_query_lines_as_input():
                                               ['nvidia-driver-cuda'], 'nvidia-driver-cuda', '580',
                                               version=None, installed={}, pkg_manager='apt')
     assert result['install_specs'] == ['nvidia-driver-cuda=580.65.06-1']
+
+
+def test_gpudirect_takes_the_kernel_as_input_and_the_role_variables_as_keywords():
+    assert FILTERS['nvidia_driver_gpudirect']('6.8.0-45-generic', open_modules=True, ofed=False, wanted='auto') == {
+        'dmabuf_capable': True, 'mode': 'dmabuf'}
+    with pytest.raises(AnsibleFilterError, match="^nvidia_driver_gpudirect: nvidia_driver_gpudirect must be one of"):
+        FILTERS['nvidia_driver_gpudirect']('6.8.0-45-generic', open_modules=True, ofed=False, wanted='rdma')
 
 
 def test_bad_input_is_a_filter_error_named_after_the_filter():

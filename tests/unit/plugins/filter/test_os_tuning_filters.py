@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright (c) hpcfabric maintainers
-"""os_tuning_problems, sysctl_drift and systemd_limit_drift filters: registered, passing through, errors as filter errors."""
+"""sysctl_drift and systemd_limit_drift filters: registered, passing through, errors as filter errors."""
 from __future__ import annotations
 
 import pytest
@@ -12,13 +12,11 @@ FILTERS = FilterModule().filters()
 
 
 def test_filters_are_registered_under_their_doc_names():
-    assert sorted(FILTERS) == ['os_tuning_problems', 'sysctl_drift', 'systemd_limit_drift']
+    assert sorted(FILTERS) == ['sysctl_drift', 'systemd_limit_drift']
     assert all(FILTERS[name].__name__ == name for name in FILTERS)
 
 
 def test_filters_pass_arguments_through():
-    assert FILTERS['os_tuning_problems']('64G', 1024, {}, []) == [
-        'os_base_memlock "64G" is neither unlimited nor a positive number of KiB']
     assert FILTERS['sysctl_drift']({'vm.swappiness': 10}, 'vm.swappiness = 60') == ['vm.swappiness is 60, expected 10']
     assert FILTERS['systemd_limit_drift']('unlimited', 8, 'DefaultLimitMEMLOCK=infinity\nDefaultLimitNOFILE=8') == []
 

@@ -19,7 +19,7 @@ BENCH = {'world_size': 2, 'device': 'cpu', 'hosts': ['a', 'b'], 'mpi': {'library
 def test_filters_are_registered():
     filters = FilterModule().filters()
     assert sorted(filters) == ['allreduce_threshold', 'allreduce_verdict', 'host_problems', 'hostfile_entries',
-                               'interface_states', 'isolation_launch', 'isolation_rails', 'isolation_step',
+                               'hostfile_hosts', 'interface_states', 'isolation_launch', 'isolation_rails', 'isolation_step',
                                'mpi_launch_tools', 'mpirun_error', 'mpirun_hosts', 'pair_results', 'pair_threshold',
                                'perftest_problems', 'preflight_problems', 'report_runs', 'shared_dir_problems',
                                'threshold_inputs', 'train_smoke_verdict', 'validate_settings']
@@ -61,6 +61,9 @@ def test_filters_pass_arguments_through():
         'fab-0': {'mtu': 9000, 'operstate': 'up'}}
     assert filters['host_problems']({'a': ['fab0: not present']}) == ['a: fab0: not present']
     assert filters['hostfile_entries']('a-fab slots=8\n') == [{'name': 'a-fab', 'slots': 8}]
+    assert filters['hostfile_hosts']([{'name': 'b-fab', 'slots': 4}, {'name': 'a-fab', 'slots': 8}],
+                                     [{'host': 'a', 'name': 'a-fab', 'slots': 8}, {'host': 'b', 'name': 'b-fab', 'slots': 4}],
+                                     ['a']) == {'entries': {'a': {'name': 'a-fab', 'slots': 8}}, 'problems': []}
     client = {'run': 0, 'end': 'client', 'argv': ['mpirun'], 'tcp_port': None}
     assert filters['pair_results']({'runs': [{'hosts': ['a', 'b'], 'rail': 1, 'tool': 'mpi'}]},
                                    [{'rc': 255, 'stderr_lines': ['ssh: b: no route'], 'item': {'item': client}}],
@@ -98,6 +101,7 @@ def test_filters_pass_arguments_through():
     ('interface_states', ({}, 'fab0'), {}, '^interface_states: interface names must be a list'),
     ('host_problems', ({'a': None},), {}, '^host_problems: the problems of a must be a list'),
     ('hostfile_entries', ('a slots=x',), {}, '^hostfile_entries: hostfile line 1: slots=x is not a slot count'),
+    ('hostfile_hosts', ([], [], ['a']), {}, '^hostfile_hosts: the cluster model has no node a$'),
     ('pair_results', ([{'hosts': ['a', 'b']}], [], []), {}, "^pair_results: launch must be round_launches' result"),
     ('isolation_launch', ([], {}, {'tool': 'iperf'}), {}, '^isolation_launch: validate_isolation_tool must be one of'),
     ('perftest_problems', (['a'], {}, {}), {}, '^perftest_problems: the cluster model has no node a$'),

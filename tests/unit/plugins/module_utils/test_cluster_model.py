@@ -13,6 +13,7 @@ import yaml
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.cluster_model import DEFAULTS, build_model
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.ib_sysfs import class_dir, read_devices
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.ibstat import summarize
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.roce_host import plan_rdma_cm
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.topology import parse_topology
 
 ROOT = Path(__file__).resolve().parents[4]
@@ -54,6 +55,18 @@ def test_traffic_class_follows_the_policy(fixture_path):
     node = pod_node(fixture_path, roce_qos_policy={'roce': {'dscp': 24, 'priority': 3}})
     env = build_model({'gpu01': node}, ['gpu01'])['nodes']['gpu01']['job_env']
     assert env['UCX_IB_TRAFFIC_CLASS'] == env['NCCL_IB_TC'] == str(24 << 2 | 2)
+
+
+@pytest.mark.parametrize('dscp, priority', [(26, 3), (24, 3), (34, 3)])
+def test_jobs_carry_the_tos_the_roce_qos_role_writes_for_rdma_cm(fixture_path, tmp_path, dscp, priority):
+    # one policy, two callers: the model's job environment and the node's RDMA-CM default ToS (roce_host)
+    node = pod_node(fixture_path, roce_qos_policy={'roce': {'dscp': dscp, 'priority': priority}})
+    model = build_model({'gpu01': node}, ['gpu01'])['nodes']['gpu01']
+    (tmp_path / 'rdma_cm').mkdir()
+    actions, _changes = plan_rdma_cm(str(tmp_path), {'ibdev': 'mlx5_0', 'port': 1}, model['roce_policy'])
+    written = dict((action[1].rsplit('/', 1)[-1], action[2]) for action in actions if action[0] == 'write')
+    assert written['default_roce_tos'] == model['job_env']['NCCL_IB_TC'] == model['job_env']['UCX_IB_TRAFFIC_CLASS']
+    assert model['roce']['traffic_class'] == int(written['default_roce_tos']) == dscp << 2 | 2
 
 
 def test_bond_port_gid_index_is_the_one_on_its_own_netdev(fixture_path):

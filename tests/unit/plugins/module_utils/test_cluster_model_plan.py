@@ -79,11 +79,19 @@ def test_prefix_must_match_the_rail():
     assert 'outside rail 0 subnet 10.78.0.0/24' in plan(hv)['problems'][0]
 
 
-@pytest.mark.parametrize('mtu', [100000, 500, '9000', True])
+# 1280 (IPv6's minimum) and 1499 are below the RoCE fabric's 1500, the range roce_policy.MTU_RANGE holds for both
+@pytest.mark.parametrize('mtu', [100000, 500, 1280, 1499, 9217, '9000', True])
 def test_mtu_out_of_range_or_not_an_int(mtu):
     hv = cluster(1)
     hv['node01']['fabric_network_interfaces'][0]['mtu'] = mtu
-    assert plan(hv)['problems'] == ['fabric_network_interfaces[0].mtu on node01: %s is outside 1280-9216' % mtu]
+    assert plan(hv)['problems'] == ['fabric_network_interfaces[0].mtu on node01: %s is outside 1500-9216' % mtu]
+
+
+@pytest.mark.parametrize('mtu', [1500, 4200, 9216])
+def test_mtu_at_the_ends_of_the_range_passes(mtu):
+    hv = cluster(1)
+    hv['node01']['fabric_network_interfaces'][0]['mtu'] = mtu
+    assert plan(hv)['problems'] == []
 
 
 def test_host_mtu_variable_is_checked_too():
@@ -112,6 +120,8 @@ def test_interface_listed_twice_and_missing_name():
     assert plan(hv)['problems'] == [
         'fabric_network_interfaces[1] on node01: interface fab0 is listed twice',
         'fabric_network_interfaces[2] on node01: give the interface a name or a mac',
+        'fabric_network_interfaces[2].rail on node01: rail 1 already has fabric_network_interfaces[1]; a node has one '
+        'NIC per rail (two addresses in one subnet answer ARP for each other and route replies out of either)',
     ]
 
 

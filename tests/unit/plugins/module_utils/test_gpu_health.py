@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import pytest
@@ -128,12 +129,113 @@ def test_nvlink_v100_two_inactive(fixture_text):
     nvlink = gpu_health.parse_nvlink_status(fixture_text('nvidia-smi-nvlink', 'v100-sxm2-two-inactive.txt'))
     assert len(nvlink) == 1 and nvlink[0]['gpu'] == 3 and nvlink[0]['product'] == 'Tesla V100-SXM2-32GB'
     assert [n for n, s in sorted(nvlink[0]['links'].items()) if s == 'inactive'] == [3, 5]
-    findings = gpu_health.health_findings('n', {'nvlink': nvlink})
+    # the paste shows one GPU of its node: with no peer and no setting, nothing tells unwired slots from links down
+    assert gpu_health.health_findings('n', {'nvlink': nvlink}) == []
+    expected = gpu_health.nvlink_expected([nvlink], {'Tesla V100-SXM2-32GB': 6})
+    assert expected == {'Tesla V100-SXM2-32GB': {'links': 6, 'source': 'nvlinks_per_gpu', 'gpus': 1,
+                                                 'active_slots': [0, 1, 2, 4]}}
+    findings = gpu_health.health_findings('n', {'nvlink': nvlink}, expected)
     assert [(f['device'], f['check'], f['seen']) for f in findings] == [
-        ('GPU 3 (...)', 'nvlink', 'NVLink 3, 5 inactive of 6 (3: <inactive>, 5: <inactive>)')]
+        ('GPU 3 (...)', 'nvlink', 'NVLink 3, 5 down: 4 of 6 links active (nvlinks_per_gpu gives 6 for '
+                                  'Tesla V100-SXM2-32GB)')]
+    assert findings[0]['action'].startswith('reboot: a GPU reset retrains the links')
     # with nvidia-smi -q the GPU is named by its PCI address
     gpus = [{'index': 3, 'pci': '0000:b3:00.0'}]
-    assert gpu_health._nvlink_findings('n', nvlink, gpus)[0]['device'] == 'GPU 0000:b3:00.0'
+    assert gpu_health._nvlink_findings('n', nvlink, gpus, expected)[0]['device'] == 'GPU 0000:b3:00.0'
+
+
+def h100_pcie(fixture_text, down=None, gpu=1):
+    """The recorded H100 PCIe pair's NVLink status; ``down``: slots of GPU ``gpu`` turned ``<inactive>`` (derived)."""
+    text = fixture_text('nvidia-smi-nvlink', 'h100-pcie-bridged-12-of-18.txt')
+    if down is None:
+        return text
+    start = text.index('GPU %d:' % gpu)
+    end = text.find('GPU %d:' % (gpu + 1))
+    block = text[start:end if end >= 0 else len(text)]
+    changed = block
+    for slot in down:
+        changed = changed.replace('Link %d: 26.562 GB/s' % slot, 'Link %d: <inactive>' % slot)
+    assert changed.count('<inactive>') == block.count('<inactive>') + len(down)
+    return text[:start] + changed + text[start + len(block):]
+
+
+def test_nvlink_slots_a_bridged_pcie_card_does_not_wire_are_no_finding(fixture_text):
+    nvlink = gpu_health.parse_nvlink_status(h100_pcie(fixture_text))
+    assert [(g['gpu'], len(g['links']), sorted(n for n, s in g['links'].items() if s == 'inactive')) for g in nvlink] == [
+        (0, 18, [4, 5, 10, 11, 16, 17]), (1, 18, [4, 5, 10, 11, 16, 17])]
+    assert gpu_health.health_findings('n', {'nvlink': nvlink}) == []
+    assert gpu_health.nvlink_expected([nvlink]) == {'NVIDIA H100 PCIe': {
+        'links': 12, 'source': 'peers', 'gpus': 2, 'active_slots': [0, 1, 2, 3, 6, 7, 8, 9, 12, 13, 14, 15]}}
+
+
+def test_a_link_down_where_its_peer_has_it_up_is_named_and_the_unwired_slots_are_not(fixture_text):
+    nvlink = gpu_health.parse_nvlink_status(h100_pcie(fixture_text, down=[0, 13]))
+    findings = gpu_health.health_findings('n', {'nvlink': nvlink})
+    assert [(f['device'], f['seen']) for f in findings] == [
+        ('GPU 1 (GPU-9b1446e2-8a89-4cf6-b68c-a98d99e958d3)',
+         'NVLink 0, 13 down: 10 of 12 links active (12 is the most any NVIDIA H100 PCIe shows; 4, 5, 10, 11, 16, 17 '
+         'are inactive on every one: unwired)')]
+
+
+def test_the_module_result_after_json_is_judged_as_the_parser_dicts(fixture_text):
+    # the module returns links: {0: 'active'}; Ansible hands the filter {'0': 'active'} - the crash of issue 33
+    nvlink = gpu_health.parse_nvlink_status(h100_pcie(fixture_text, down=[0]))
+    round_trip = json.loads(json.dumps(nvlink))
+    assert sorted(round_trip[0]['links'], key=int)[:3] == ['0', '1', '2']
+    report = gpu_health.health_report({'n1': {'health': {'nvlink': round_trip}}})
+    assert report['findings'] == gpu_health.health_findings('n1', {'nvlink': nvlink})
+    assert report['findings'][0]['seen'].startswith('NVLink 0 down: 11 of 12 links active')
+    assert report['nvlink']['NVIDIA H100 PCIe']['active_slots'][:4] == [0, 1, 2, 3]
+
+
+def test_peers_on_other_hosts_judge_a_host_whose_gpus_all_lost_the_same_link(fixture_text):
+    healthy = gpu_health.parse_nvlink_status(h100_pcie(fixture_text))
+    both_down = gpu_health.parse_nvlink_status(h100_pcie(fixture_text, down=[2], gpu=0).replace(
+        'Link 2: 26.562 GB/s', 'Link 2: <inactive>'))
+    assert [sum(s == 'active' for s in g['links'].values()) for g in both_down] == [11, 11]
+    # judged alone, the host's GPUs agree with each other: nothing to compare with
+    assert gpu_health.health_findings('node02', {'nvlink': both_down}) == []
+    report = gpu_health.health_report({'node01': {'health': {'nvlink': healthy}},
+                                       'node02': {'health': {'nvlink': both_down}}})
+    assert [(f['host'], f['device'].split(' (')[0], f['seen'].split(':')[0]) for f in report['findings']] == [
+        ('node02', 'GPU 0', 'NVLink 2 down'), ('node02', 'GPU 1', 'NVLink 2 down')]
+    assert report['summary'] == '2 finding(s) on node02'
+
+
+def test_a_host_without_any_active_link_is_judged_on_the_setting_only(fixture_text):
+    healthy = gpu_health.parse_nvlink_status(h100_pcie(fixture_text))
+    # derived: the same pair with every link inactive, as a node built without bridges (or one that lost them) shows
+    unbridged = gpu_health.parse_nvlink_status(h100_pcie(fixture_text).replace('26.562 GB/s', '<inactive>'))
+    results = {'node01': {'health': {'nvlink': healthy}}, 'node02': {'health': {'nvlink': unbridged}}}
+    assert gpu_health.health_report(results)['findings'] == []
+    report = gpu_health.health_report(results, {'NVIDIA H100 PCIe': 12})
+    assert report['nvlink']['NVIDIA H100 PCIe']['source'] == 'nvlinks_per_gpu'
+    assert [(f['host'], f['seen']) for f in report['findings']] == [
+        ('node02', 'NVLink 0, 1, 2, 3, 6, 7, 8, 9, 12, 13, 14, 15 down: 0 of 12 links active (nvlinks_per_gpu gives 12 '
+                   'for NVIDIA H100 PCIe; 4, 5, 10, 11, 16, 17 are inactive on every one: unwired)')] * 2
+
+
+def test_a_setting_above_what_any_slot_shows_names_the_candidates(fixture_text):
+    nvlink = gpu_health.parse_nvlink_status(h100_pcie(fixture_text))
+    report = gpu_health.health_report({'n': {'health': {'nvlink': nvlink}}}, {'NVIDIA H100 PCIe': 13})
+    assert report['findings'][0]['seen'] == (
+        'NVLink 1 of 4, 5, 10, 11, 16, 17 down: 12 of 13 links active (nvlinks_per_gpu gives 13 for NVIDIA H100 PCIe)')
+
+
+@pytest.mark.parametrize('setting, problems', [
+    (None, []),
+    ({'NVIDIA H100 PCIe': 12}, []),
+    ([12], ['nvlinks_per_gpu must map GPU models (as nvidia-smi names them) to the NVLinks their boards wire, got [12]']),
+    ({'NVIDIA H100 PCIe': 0, 'A': True, 'B': '12'}, [
+        'nvlinks_per_gpu.A must be a number of links >= 1, got True',
+        "nvlinks_per_gpu.B must be a number of links >= 1, got '12'",
+        'nvlinks_per_gpu.NVIDIA H100 PCIe must be a number of links >= 1, got 0']),
+])
+def test_nvlinks_per_gpu_problems(setting, problems):
+    assert gpu_health.nvlinks_per_gpu_problems(setting) == problems
+    if problems:
+        with pytest.raises(ValueError, match='nvlinks_per_gpu'):
+            gpu_health.health_report({}, setting)
 
 
 def test_nvlink_a100_tabs_and_elision(fixture_text):
@@ -363,6 +465,7 @@ def test_report_lists_unread_sources_and_skipped_hosts():
 
 def test_report_of_healthy_nodes_passes():
     report = gpu_health.health_report({'node01': {'health': {'unread': []}}})
-    assert report == {'passed': True, 'findings': [], 'unread': [], 'messages': [], 'summary': 'no finding'}
+    assert report == {'passed': True, 'findings': [], 'unread': [], 'messages': [], 'summary': 'no finding',
+                      'nvlink': {}}
     with pytest.raises(TypeError):
         gpu_health.health_report([])

@@ -10,9 +10,10 @@ import subprocess
 import pytest
 
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.input_syntax import (
-    account_problem, authorized_key_options, from_pattern_problem, hostname_problem, input_problems, label_problem,
-    lnet_network_problem, mac_problem, mca_param_problem, named_problems, path_problem, path_problems, tcl_quote,
-    ucx_device_problem, ucx_transport_problem, url_problem, url_problems)
+    MOUNTABLE_SYSTEM_DIRS, SYSTEM_DIRS, account_problem, authorized_key_options, from_pattern_problem, hostname_problem,
+    ifname_problem, label_problem, lnet_network_problem, mac_problem, mca_param_problem, named_problems,
+    normal_path, path_problem, system_dir_problem, tcl_quote, ucx_device_problem, ucx_transport_problem,
+    url_host_problem, url_problem)
 
 
 @pytest.mark.parametrize('path', ['/var/tmp/hpcfabric-validate', '/opt/hpcx-v2.21', '/data/ckpt@run_1',
@@ -60,25 +61,15 @@ def test_from_patterns_that_widen_or_break_the_list_are_refused(pattern):
     assert from_pattern_problem(pattern)
 
 
-def test_path_problems_name_each_variable_in_order():
-    assert path_problems({'validate_work_dir': '/var/tmp/v', 'validate_bench_dir': '/', 'validate_report_dir': 'rel'}) == [
-        "validate_bench_dir '/' is a system directory or under /proc, /sys or /dev, which the role would take over",
-        "validate_report_dir 'rel' is not an absolute normalised path (no //, ., .. or trailing /)"]
-    assert path_problems({'ssh_trust_key_dir': '/tmp/k'}, private=True) == [
-        "ssh_trust_key_dir '/tmp/k' is under a directory every user can write to, which no secret belongs in"]
-    with pytest.raises(ValueError, match='paths must be a mapping'):
-        path_problems(['/tmp'])
-
-
-def test_input_problems_label_each_entry_and_skip_unset_values():
-    problems = input_problems({'f': ['10.0.0.0/8', '*', 'login01', '!x'], 'g': None}, 'from_pattern')
-    assert [p.split(' ')[0] for p in problems] == ['f[1]', 'f[3]']
+def test_named_problems_label_each_entry_and_skip_unset_values():
+    problems = named_problems({'f': ['10.0.0.0/8', '*', 'login01', '!x'], 'g': None}, 'from_pattern')
+    assert [label for label, _problem in problems] == ['f[1]', 'f[3]']
     assert named_problems({'m': {'btl': 'tcp', 'Bad': 1}}, 'mca_param') == [
         ('m', "'Bad' is not an MCA parameter name (lower-case letters, digits and _)")]
     with pytest.raises(ValueError, match='values must be a mapping'):
-        input_problems(['x'], 'account')
+        named_problems(['x'], 'account')
     with pytest.raises(ValueError, match="rule must be one of .* got 'sh'"):
-        input_problems({'x': 'y'}, 'sh')
+        named_problems({'x': 'y'}, 'sh')
 
 
 @pytest.mark.parametrize('value', ['mpiuser', 'hpc_user', '_svc', 'a' * 32])
@@ -233,16 +224,70 @@ def test_an_at_sign_after_the_host_is_no_credential():
     assert url_problem('https://mirror/pkgs/@latest/x.tbz') is None
 
 
-def test_url_problems_name_each_variable_in_order_and_skip_unset_ones():
-    urls = {'mpi_hpcx_url': None, 'mpi_source_ucx_url': 'http://mirror/ucx.tar.gz',
-            'mpi_source_ompi_url': 'https://mirror/ompi.tar.gz', 'mpi_other_url': 'mirror/x'}
-    assert url_problems(urls, False, 'mpi_allow_http') == [
-        "mpi_source_ucx_url 'http://mirror/ucx.tar.gz' is plain HTTP: what it serves could be replaced on the way; use "
-        "https://, or set mpi_allow_http: true for a mirror on a private network without TLS",
-        "mpi_other_url 'mirror/x' is not an https:// URL with a host, nor a file: URL of a path on the node"]
-    assert url_problems(urls, True, 'mpi_allow_http') == [
-        "mpi_other_url 'mirror/x' is not an http:// or https:// URL with a host, nor a file: URL of a path on the node"]
-    assert url_problems({}) == [] and url_problems({'x': None}) == []
-    assert url_problems({'x': ''}) == ["x must be a non-empty string, got ''"]
-    with pytest.raises(ValueError, match='urls must be a mapping of variable name to URL, got list'):
-        url_problems(['https://mirror/x'])
+# the FHS directories and the /etc directories the system reads by directory: never a role's own
+@pytest.mark.parametrize('path', ['/etc', '/etc/profile.d', '/etc/ssh', '/etc/systemd', '/etc/systemd/system',
+                                  '/etc/udev', '/etc/udev/rules.d', '/etc/sysctl.d', '/etc/modprobe.d', '/etc/security',
+                                  '/etc/apt/sources.list.d', '/etc/yum.repos.d', '/usr', '/usr/bin', '/usr/lib',
+                                  '/usr/local', '/usr/local/bin', '/usr/share', '/var', '/var/lib', '/var/log',
+                                  '/var/tmp', '/boot', '/proc', '/sys', '/dev', '/run', '/bin', '/sbin', '/lib', '/lib64',
+                                  '/opt', '/home', '/root', '/srv', '/mnt', '/media', '/usr/lib/systemd', '/lib/modules'])
+def test_system_directories_are_never_a_role_s_own(path):
+    assert path_problem(path) == ('%r is a system directory or under /proc, /sys or /dev, which the role would take '
+                                  'over' % path)
+
+
+@pytest.mark.parametrize('path', ['/etc/hpcfabric', '/etc/mpi', '/opt/hpcfabric', '/usr/local/lib/hpcfabric',
+                                  '/var/lib/hpcfabric', '/home/mpiuser/bench', '/srv/hpcfabric'])
+def test_a_role_s_directory_under_a_system_directory_passes(path):
+    assert path_problem(path) is None and system_dir_problem(path) is None and system_dir_problem(path, mount=True) is None
+
+
+@pytest.mark.parametrize('value, normal', [('/etc/', '/etc'), ('//usr', '/usr'), ('///usr//local/', '/usr/local'),
+                                           ('/etc/./ssh', '/etc/ssh'), ('/data/../etc', '/etc'), ('/', '/'),
+                                           ('//', '/')])
+def test_paths_are_matched_as_the_kernel_resolves_them(value, normal):
+    assert normal_path(value) == normal
+    assert system_dir_problem(value) == ('%r is a system directory or under /proc, /sys or /dev, which the role would '
+                                         'take over' % value)
+
+
+@pytest.mark.parametrize('path', sorted(MOUNTABLE_SYSTEM_DIRS) + ['/home/', '//home', '/mnt/data', '/media/usb'])
+def test_a_site_mounts_homes_and_shares_where_no_role_may_own_a_directory(path):
+    assert system_dir_problem(path, mount=True) is None
+    # /home itself stays refused as a role's own directory; what is under it (/mnt/data) is not a system directory
+    assert (system_dir_problem(path) is not None) == (normal_path(path) in SYSTEM_DIRS)
+
+
+@pytest.mark.parametrize('path', ['/', '/etc', '/etc/ssh/', '//usr', '/usr/local', '/opt', '/var/lib', '/var/tmp',
+                                  '/tmp', '/boot', '/root', '/proc/fs', '/sys/fs/cgroup', '/dev/shm'])
+def test_a_mount_over_a_system_directory_is_refused(path):
+    assert system_dir_problem(path, mount=True) == (
+        '%r is a system directory or under /proc, /sys or /dev: a mount over it would hide what the system keeps '
+        'there' % path)
+
+
+@pytest.mark.parametrize('path', ['/usr/local/lib/x%i', '/etc/hpcfabric/%H.json', '/opt/%%'])
+def test_a_percent_sign_a_systemd_unit_would_expand_is_refused(path):
+    assert 'systemd specifier (%)' in path_problem(path, owned=False)
+
+
+@pytest.mark.parametrize('name', ['enp1s0f0|eth0', '!eth0', 'eth0!', 'a|b'])
+def test_interface_names_that_widen_a_udev_or_networkd_match_are_refused(name):
+    assert 'is not an interface name' in ifname_problem(name)
+
+
+@pytest.mark.parametrize('host', ['leaf01', 'leaf01.mgmt.example.com', '10.10.0.201', '[2001:db8::201]', '[::1]'])
+def test_url_hosts_pass(host):
+    assert url_host_problem(host) is None
+
+
+@pytest.mark.parametrize('host', ['leaf01#', 'leaf01?a=b', 'leaf01/x', 'user@leaf01', 'leaf01:443', 'leaf 01',
+                                  'leaf01\n', '\tleaf01', '[2001:db8::201]:443', '[fe80::1%eth0]', 'leaf_01', '[leaf01]',
+                                  '', None, 7])
+def test_url_hosts_that_change_the_url_are_refused(host):
+    assert url_host_problem(host)
+
+
+def test_a_bare_ipv6_url_host_is_refused_saying_how_to_write_it():
+    assert url_host_problem('2001:db8::201') == (
+        "'2001:db8::201' is an IPv6 address without brackets: its colons would read as a port; write [2001:db8::201]")

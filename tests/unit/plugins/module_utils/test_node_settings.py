@@ -1,63 +1,58 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright (c) hpcfabric maintainers
-"""node_problems: which checks run for which roles, what is read from the inventory and what from the defaults."""
+"""host_problems: the roles' own rules on each host, the inventory's values over the roles' defaults."""
 from __future__ import annotations
 
-from ansible_collections.hpcfabric.cluster.plugins.module_utils.node_settings import node_problems
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.node_settings import host_problems, role_settings
 
-OPTIONS = {
-    'validate_work_dir': {'type': 'path', 'default': '/var/tmp/hpcfabric-validate'},
-    'ssh_trust_key_dir': {'type': 'path'},
-    'ssh_trust_authorized_from': {'type': 'list'},
-    'os_base_memlock': {'default': 'unlimited'}, 'os_base_nofile': {'default': 1048576},
-    'os_base_sysctl': {'default': {'vm.swappiness': 10}}, 'os_base_sysctl_extra': {'default': {}},
-    'os_base_ntp_servers': {'default': []},
-    'rdma_doca_repo_url': {'type': 'str'}, 'rdma_doca_repo_key_url': {'type': 'str'},
-    'rdma_allow_http': {'type': 'bool', 'default': False},
-    'mpi_hpcx_url': {'type': 'str'}, 'mpi_source_ucx_url': {'type': 'str'}, 'mpi_source_ompi_url': {'type': 'str'},
-    'mpi_allow_http': {'type': 'bool', 'default': False},
+TEMPLATED = {'validate_work_dir': '/var/tmp/hpcfabric-validate', 'validate_checkpoint_dir': '{{ validate_work_dir }}/checkpoints'}
+DEFAULTS = {
+    'mpi_hostfile': {'mpi_hostfile_path': '/etc/hpcfabric/hostfile', 'mpi_hostfile_slots': None},
+    'ssh_trust': {'ssh_trust_user': 'mpiuser', 'ssh_trust_allow_root': False,
+                  'ssh_trust_key_dir': "{{ lookup('ansible.builtin.env', 'HOME') }}/.ansible/hpcfabric/ssh_trust",
+                  'ssh_trust_authorized_from': None},
+    'os_base': {'os_base_memlock': 'unlimited', 'os_base_nofile': 1048576, 'os_base_sysctl': {'vm.swappiness': 10},
+                'os_base_sysctl_extra': {}, 'os_base_ntp_servers': []},
+    'rdma': {'rdma_stack': 'inbox', 'rdma_doca_repo_url': None, 'rdma_doca_repo_key_url': None,
+             'rdma_doca_repo_key_src': None, 'rdma_allow_http': False, 'rdma_roce_modules': ['mlx5_ib']},
 }
 
 
-def test_nothing_set_is_nothing_wrong():
-    assert node_problems({'n1': {}, 'n2': {}}, ['n1', 'n2'], OPTIONS) == []
+def test_the_defaults_alone_are_nothing_wrong():
+    assert host_problems({'n1': {}, 'n2': {}}, ['n1', 'n2'], DEFAULTS) == []
 
 
-def test_each_problem_names_variable_and_host_in_node_order():
+def test_a_setting_is_the_inventorys_value_else_the_default_and_a_template_default_is_unset():
+    settings = role_settings({'validate_work_dir': '/scratch/v', 'other_role_var': 1}, TEMPLATED)
+    assert settings == {'validate_work_dir': '/scratch/v', 'validate_checkpoint_dir': None}
+    # an explicit null takes the default, as the role's defaults/main.yml would
+    assert role_settings({'validate_work_dir': None}, TEMPLATED)['validate_work_dir'] == '/var/tmp/hpcfabric-validate'
+
+
+def test_each_problem_names_variable_and_host_in_host_then_role_order():
     variables = {'n1': {'ssh_trust_key_dir': '/tmp/k'},
-                 'n2': {'validate_work_dir': '/', 'os_base_nofile': 0, 'ssh_trust_authorized_from': ['10.0.0.0/8', '*']}}
-    problems = node_problems(variables, ['n1', 'n2'], OPTIONS)
+                 'n2': {'mpi_hostfile_path': '/etc/host file', 'os_base_nofile': 0, 'ssh_trust_authorized_from': ['10.0.0.0/8', '*']}}
+    problems = host_problems(variables, ['n1', 'n2'], DEFAULTS)
     assert [p.split(':')[0] for p in problems] == [
-        'ssh_trust_key_dir on n1', 'os_base on n2', 'validate_work_dir on n2', 'ssh_trust_authorized_from[1] on n2']
-
-
-def test_extra_kernel_parameters_are_checked_with_the_base_ones():
-    problems = node_problems({'n1': {'os_base_sysctl_extra': {'vm.swappiness': '1\n'}}}, ['n1'], OPTIONS)
-    assert problems == ['os_base on n1: kernel parameter vm.swappiness: "1\\n" holds a line break or control character']
+        'ssh_trust_key_dir on n1', 'mpi_hostfile_path on n2', 'ssh_trust_authorized_from[1] on n2', 'os_base on n2']
 
 
 def test_a_role_that_does_not_run_is_not_checked():
-    without_os_base = {k: v for k, v in OPTIONS.items() if not k.startswith('os_base')}
-    assert node_problems({'n1': {'os_base_nofile': 0}}, ['n1'], without_os_base) == []
-    assert node_problems({'n1': {'mpi_hpcx_prefix': '/'}}, ['n1'], OPTIONS) == []
+    without_os_base = dict((role, defaults) for role, defaults in DEFAULTS.items() if role != 'os_base')
+    assert host_problems({'n1': {'os_base_nofile': 0}}, ['n1'], without_os_base) == []
+    assert host_problems({'n1': {'os_base_nofile': 0}}, ['n1'], DEFAULTS) == [
+        'os_base on n1: os_base_nofile 0 is not a number of files from 1 to 1073741816']
 
 
 def test_urls_are_checked_with_the_nodes_own_allowance_of_plain_http():
-    variables = {'n1': {'rdma_doca_repo_url': 'http://mirror/doca/', 'rdma_doca_repo_key_url': 'https://mirror/key.pub'},
-                 'n2': {'rdma_doca_repo_url': 'http://mirror/doca/', 'rdma_allow_http': True},
-                 'n3': {'rdma_doca_repo_url': 'http://mirror/doca/', 'rdma_allow_http': 'false',
-                        'mpi_source_ompi_url': 'ftp://mirror/ompi.tar.xz', 'mpi_allow_http': True}}
-    assert node_problems(variables, ['n1', 'n2', 'n3'], OPTIONS) == [
+    doca = {'rdma_stack': 'doca', 'rdma_doca_repo_key_src': '/srv/doca.pub', 'rdma_doca_packages': ['doca-ofed']}
+    variables = {'n1': dict(doca, rdma_doca_repo_url='http://mirror/doca/'),
+                 'n2': dict(doca, rdma_doca_repo_url='http://mirror/doca/', rdma_allow_http=True)}
+    assert host_problems(variables, ['n1', 'n2'], {'rdma': dict(DEFAULTS['rdma'], rdma_doca_packages=[])}) == [
         "rdma_doca_repo_url on n1: 'http://mirror/doca/' is plain HTTP: what it serves could be replaced on the way; "
-        "use https://, or set rdma_allow_http: true for a mirror on a private network without TLS",
-        "rdma_doca_repo_url on n3: 'http://mirror/doca/' is plain HTTP: what it serves could be replaced on the way; "
-        "use https://, or set rdma_allow_http: true for a mirror on a private network without TLS",
-        "mpi_source_ompi_url on n3: 'ftp://mirror/ompi.tar.xz' is not an http:// or https:// URL with a host, nor a "
-        "file: URL of a path on the node"]
+        "use https://, or set rdma_allow_http: true for a mirror on a private network without TLS"]
 
 
-def test_urls_of_a_role_that_does_not_run_are_not_checked():
-    without_rdma = {k: v for k, v in OPTIONS.items() if not k.startswith('rdma_')}
-    variables = {'n1': {'rdma_doca_repo_url': 'http://mirror/doca/', 'nvidia_driver_repo_url': 'http://mirror/cuda/'}}
-    assert node_problems(variables, ['n1'], without_rdma) == []
-    assert node_problems({'n1': {'mpi_hpcx_url': None}}, ['n1'], OPTIONS) == []
+def test_ansible_host_is_one_field_of_known_hosts():
+    problems = host_problems({'n1': {'ansible_host': '10.0.0.1 evil'}, 'n2': {'ansible_host': '10.0.0.2'}}, ['n1', 'n2'], {})
+    assert len(problems) == 1 and problems[0].startswith('ansible_host on n1: ')

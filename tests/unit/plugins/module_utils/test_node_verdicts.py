@@ -316,3 +316,14 @@ def test_health_sources_a_node_could_not_read_are_named_under_the_verdicts_not_p
     assert result['not_read'] == [{'host': host, 'source': 'kernel log', 'why': 'no kernel lines'} for host in hosts]
     assert ('Not read, so not covered by a PASS there: node0001 kernel log (no kernel lines); node0002 kernel log '
             '(no kernel lines).') in render_markdown(dict(data, verdicts=result), plot='allreduce.png')
+
+
+def test_a_saturated_counter_warns_with_the_action_that_makes_it_count_again():
+    hosts = ['node0001']
+    reads = {'node0001': {'allreduce': {'before': _read(0.0, **{'counters/port_xmit_discards': 65535}),
+                                        'after': _read(10.0, **{'counters/port_xmit_discards': 65535})}}}
+    result = node_verdicts(report(hosts, counters=counters_report(reads)))
+    reason = reasons_of(result, 'node0001')[0]
+    assert (reason['source'], reason['verdict']) == ('counters', 'WARN')
+    assert 'saturated at 65535' in reason['reason']
+    assert reason['action'].startswith("reset the port's counters so they count again (as root: perfquery -C mlx5_0 -P 1 -R;")

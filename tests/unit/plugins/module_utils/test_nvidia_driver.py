@@ -544,3 +544,43 @@ def test_module_changes_name_before_and_after():
         'nvidia-dkms-575 575.51.03-1 -> removed',
         'new not installed -> 2',
     ]
+
+
+# --- GPUDirect RDMA -------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize('open_modules, kernel, capable', [
+    (True, '6.8.0-45-generic', True),
+    (True, '5.12.0-1-generic', True),
+    (True, '5.11.22-200.fc33.x86_64', False),
+    (True, '4.18.0-553.el8_10.x86_64', False),
+    (True, '10.0.0', True),
+    (False, '6.8.0-45-generic', False),
+    (None, '6.8.0-45-generic', False),
+    (True, None, False),
+    (True, 'unknown', False),
+])
+def test_dmabuf_needs_the_open_modules_on_kernel_5_12_or_later(open_modules, kernel, capable):
+    assert nd.dmabuf_capable(open_modules, kernel) is capable
+
+
+@pytest.mark.parametrize('wanted, ofed, kernel, mode', [
+    ('auto', True, '6.8.0-45-generic', 'peermem'),
+    ('auto', False, '6.8.0-45-generic', 'dmabuf'),
+    ('auto', False, '5.4.0-150-generic', 'none'),
+    ('dmabuf', False, '5.4.0-150-generic', 'dmabuf'),
+    ('none', True, '6.8.0-45-generic', 'none'),
+])
+def test_gpudirect_auto_prefers_peermem_where_ofed_is_then_dmabuf(wanted, ofed, kernel, mode):
+    result = nd.gpudirect(kernel, True, ofed, wanted)
+    assert result == {'dmabuf_capable': nd.dmabuf_capable(True, kernel), 'mode': mode}
+
+
+@pytest.mark.parametrize('args, message', [
+    (('6.8.0', 'yes', False), "^open_modules must be true, false or null, got 'yes'$"),
+    ((6.8, True, False), '^kernel must be a kernel release'),
+    (('6.8.0', True, 'no'), "^ofed must be true or false, got 'no'$"),
+    (('6.8.0', True, False, 'rdma'), "^nvidia_driver_gpudirect must be one of auto, peermem, dmabuf, none, got 'rdma'$"),
+])
+def test_gpudirect_rejects(args, message):
+    with pytest.raises(ValueError, match=message):
+        nd.gpudirect(*args)

@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from ansible_collections.hpcfabric.cluster.plugins.module_utils import port_counters
@@ -106,7 +108,7 @@ def test_deltas_keep_what_moved_and_pass_without_fatal_counters():
     assert report['passed'] is True
     assert report['findings'] == [] and report['unread'] == []
     assert report['jobs'] == [{'name': 'allreduce', 'hosts': {'node01': {'seconds': 12.5, 'ports': {
-        'fab0': {'rdma_port': None, 'deltas': {'statistics/rx_bytes': 50000}, 'went_back': []}}}}}]
+        'fab0': {'rdma_port': None, 'deltas': {'statistics/rx_bytes': 50000}, 'went_back': [], 'saturated': []}}}}}]
     assert report['summary'] == 'no fatal counter rose on 1 hosts'
 
 
@@ -176,3 +178,125 @@ def test_rule_problems_name_the_variable(fatal, rates, expected):
 def test_report_refuses_bad_rules():
     with pytest.raises(ValueError, match='validate_counters_warn_rates.symbol_error'):
         counters_report({}, [], {'symbol_error': True})
+
+
+def recorded_counters(fixture_text):
+    """``{file name: text}`` of the recorded ``cat`` of an H100 host's mlx5_1 port counters (fixtures/ib_counters)."""
+    text = fixture_text('ib_counters', 'h100-cx7-mlx5_1-counters.txt')
+    files = {}
+    for block in text.split('=== ./')[1:]:
+        name, dummy, value = block.partition(' ===\n')
+        files[name] = value.strip() + '\n'
+    return files
+
+
+def recorded_port(tmp_path, fixture_text, change=None):
+    """The recorded counters as sysfs presents them, read by read_port; ``change`` replaces or drops (None) files."""
+    files = dict(recorded_counters(fixture_text), **(change or {}))
+    write_tree(tmp_path, dict(('class/infiniband/mlx5_1/ports/1/counters/%s' % name, text)
+                              for name, text in files.items() if text is not None))
+    return read_port(str(tmp_path / 'class/net'), str(tmp_path / 'class/infiniband'), 'ibp1s0', 'mlx5_1:1')
+
+
+def test_the_widths_cover_every_narrow_file_of_the_kernel_portcounters_table():
+    # the widths the rule knows are every narrow file the kernel's PortCounters table shows
+    assert sorted(port_counters.PORT_COUNTER_BITS) == sorted([
+        'symbol_error', 'link_error_recovery', 'link_downed', 'port_rcv_errors', 'port_rcv_remote_physical_errors',
+        'port_rcv_switch_relay_errors', 'port_xmit_discards', 'port_xmit_constraint_errors',
+        'port_rcv_constraint_errors', 'local_link_integrity_errors', 'excessive_buffer_overrun_errors', 'VL15_dropped',
+        'port_xmit_wait'])
+
+
+def test_recorded_counters_at_their_maximum_are_saturated_not_unchanged(tmp_path, fixture_text):
+    port = recorded_port(tmp_path, fixture_text)
+    assert len(port['counters']) == 21
+    # the same read before and after a job, as counters stuck at their maximum give
+    assert port_counters.saturated_counters(port['counters'], port['counters']) == {
+        'counters/excessive_buffer_overrun_errors': (15, 4), 'counters/link_downed': (255, 8),
+        'counters/port_xmit_discards': (65535, 16), 'counters/port_xmit_wait': (4294967295, 32)}
+    job = {'before': {'read_at': 0.0, 'ports': {'ibp1s0': port}}, 'after': {'read_at': 30.0, 'ports': {'ibp1s0': port}}}
+    reads = {'gpu07': {'allreduce': job}}
+    report = counters_report(reads, list(port_counters.DEFAULT_FATAL), dict(port_counters.DEFAULT_WARN_RATES))
+    assert [(f['severity'], f['counter'], f['value'], f['bits']) for f in report['findings']] == [
+        ('saturated', 'counters/excessive_buffer_overrun_errors', 15, 4),
+        ('saturated', 'counters/link_downed', 255, 8),
+        ('saturated', 'counters/port_xmit_discards', 65535, 16),
+        ('saturated', 'counters/port_xmit_wait', 4294967295, 32)]
+    finding = report['findings'][1]
+    assert finding['message'] == (
+        'gpu07 ibp1s0 (mlx5_1:1): counters/link_downed is saturated at 255, the most its 8-bit field holds: it no '
+        'longer counts, so whether it rose during allreduce is unknown')
+    assert finding['action'].startswith("reset the port's counters so they count again (as root: perfquery -C mlx5_1 "
+                                        "-P 1 -R; perfquery -x reads the 64-bit extended counters")
+    assert report['findings'][2]['message'].endswith('so what it did during allreduce is unknown')
+    assert report['jobs'][0]['hosts']['gpu07']['ports']['ibp1s0']['saturated'] == [
+        'counters/excessive_buffer_overrun_errors', 'counters/link_downed', 'counters/port_xmit_discards',
+        'counters/port_xmit_wait']
+    # the node warns, the validation is not failed by it, and the summary no longer says the fatal counters are fine
+    assert report['passed'] is True
+    assert report['summary'] == (
+        'no fatal counter that can count rose on 1 hosts; 4 saturated (at their maximum they no longer count; reset '
+        'them): gpu07 ibp1s0 (mlx5_1:1): counters/excessive_buffer_overrun_errors at 15; gpu07 ibp1s0 (mlx5_1:1): '
+        'counters/link_downed at 255; gpu07 ibp1s0 (mlx5_1:1): counters/port_xmit_discards at 65535; gpu07 ibp1s0 '
+        '(mlx5_1:1): counters/port_xmit_wait at 4294967295')
+
+
+def test_below_their_maximum_the_recorded_counters_are_not_saturated(tmp_path, fixture_text):
+    port = recorded_port(tmp_path, fixture_text, {'excessive_buffer_overrun_errors': '14\n', 'link_downed': '254\n',
+                                                  'port_xmit_discards': '65534\n', 'port_xmit_wait': '4294967294\n'})
+    assert port_counters.saturated_counters(port['counters'], port['counters']) == {}
+
+
+def test_a_fatal_counter_that_reaches_its_maximum_during_the_job_rose_by_at_least_its_delta():
+    before = read(0.0, {'ib0': ('mlx5_0:1', {'counters/link_downed': 250})})
+    after = read(10.0, {'ib0': ('mlx5_0:1', {'counters/link_downed': 255})})
+    report = counters_report({'n1': {'job': {'before': before, 'after': after}}}, ['link_downed'], {})
+    assert [(f['severity'], f['delta']) for f in report['findings']] == [('fatal', 5), ('saturated', 5)]
+    assert report['findings'][0]['message'] == 'n1 ib0 (mlx5_0:1): counters/link_downed rose by at least 5 during job'
+    assert report['passed'] is False
+    assert report['summary'].startswith('n1 ib0 (mlx5_0:1): counters/link_downed rose by at least 5 during job; '
+                                        '1 saturated')
+
+
+def test_a_counter_stuck_over_several_jobs_is_named_once():
+    stuck = read(0.0, {'ib0': ('mlx5_0:1', {'counters/symbol_error': 65535})})
+    reads = {'n1': {'allreduce': {'before': stuck, 'after': stuck}, 'pairs': {'before': stuck, 'after': stuck}}}
+    report = counters_report(reads, [], {'symbol_error': 10})
+    assert [(f['job'], f['counter']) for f in report['findings']] == [('allreduce', 'counters/symbol_error')]
+    assert [job['hosts']['n1']['ports']['ib0']['saturated'] for job in report['jobs']] == [
+        ['counters/symbol_error'], ['counters/symbol_error']]
+    # no fatal counter is among them: the usual words stay
+    assert report['summary'].startswith('no fatal counter rose on 1 hosts; 1 saturated')
+
+
+@pytest.mark.parametrize('extended, moved, saturated', [
+    (False, False, ['counters/port_xmit_data']),
+    # a 32-bit data counter that moved is not stuck; nor is a 64-bit one, which can pass 2**32 - 1 on its way up
+    (False, True, []),
+    (True, False, []),
+])
+def test_a_data_counter_is_saturated_only_where_it_is_32_bit_and_stuck(extended, moved, saturated):
+    top = 2 ** 32 - 1
+    counters = {'counters/port_xmit_data': top}
+    if extended:
+        counters['counters/unicast_xmit_packets'] = 5
+    after = dict(counters, **({'counters/port_xmit_data': top} if not moved else {}))
+    before = dict(counters, **({'counters/port_xmit_data': top - 100} if moved else {}))
+    assert sorted(port_counters.saturated_counters(before, after)) == saturated
+
+
+def test_netdev_and_hw_counters_are_never_saturated():
+    values = {'statistics/rx_errors': 65535, 'hw_counters/out_of_buffer': 4294967295, 'ethtool/rx_prio3_pause': 255}
+    assert port_counters.saturated_counters(values, values) == {}
+
+
+def test_the_report_names_saturated_counters_of_reads_that_went_through_json(tmp_path, fixture_text):
+    # the reads as the role keeps them: registered module results, through Ansible's JSON
+    port = json.loads(json.dumps(recorded_port(tmp_path, fixture_text)))
+    job = {'before': {'read_at': 5.0, 'ports': {'ibp1s0': port}}, 'after': {'read_at': 65.0, 'ports': {'ibp1s0': port}}}
+    report = port_counters.counters_report({'gpu07': {'smoke training': job}}, ['link_downed'], {'port_xmit_discards': 100})
+    assert [(f['severity'], f['counter']) for f in report['findings']] == [
+        ('saturated', 'counters/excessive_buffer_overrun_errors'), ('saturated', 'counters/link_downed'),
+        ('saturated', 'counters/port_xmit_discards'), ('saturated', 'counters/port_xmit_wait')]
+    assert 'whether it rose during smoke training is unknown' in report['findings'][1]['message']
+    assert 'what it did during smoke training is unknown' in report['findings'][0]['message']

@@ -212,3 +212,19 @@ def test_the_plan_carries_the_lnet_problems():
     assert result == {'problems': [
         '[0] is a Lustre mount but storage_lnet_networks is empty (the client needs the LNet network its servers '
         'are on, e.g. o2ib0(ib0))'], 'mounts': []}
+
+
+@pytest.mark.parametrize('path', ['/etc', '/etc/', '//etc', '/usr', '//usr/local/', '/opt', '/var/lib', '/var/log/',
+                                  '/boot', '/root', '/tmp', '/etc/ssh', '/etc/profile.d', '/proc/fs/nfsd', '/sys/x',
+                                  '/dev/shm'])
+def test_a_mount_over_a_system_directory_is_refused_however_written(path):
+    assert problems(dict(NFS, path=path)) == [
+        "[0].path %r is a system directory or under /proc, /sys or /dev: a mount over it would hide what the system "
+        "keeps there" % path]
+
+
+@pytest.mark.parametrize('path', ['/home', '/home/', '/srv', '/mnt', '/mnt/data', '/media/share', '/scratch',
+                                  '/lustre/scratch', '/opt/apps', '/etc/hpcfabric-share'])
+def test_homes_shares_and_data_under_system_directories_mount(path):
+    """An HPC site mounts its users' homes on /home over NFS; a mount under /opt does not hide the roles' installs."""
+    assert problems(dict(NFS, path=path)) == []

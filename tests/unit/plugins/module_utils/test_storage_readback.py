@@ -22,8 +22,9 @@ def plan(*mounts, state='mounted'):
 
 @pytest.fixture
 def mount_points(fixture_text):
-    """The recorded /proc/mounts lines as ansible.builtin.mount_facts returns them: {mount point: {device, mount,
-    fstype, options}} (its RETURN). tests/playbooks/test_storage_fabric_checks.py runs the module itself on them."""
+    """The assembled /proc/mounts lines (fixtures/storage/SOURCES.md: not recorded as a whole) as
+    ansible.builtin.mount_facts returns them: {mount point: {device, mount, fstype, options}} (its RETURN).
+    tests/playbooks/test_storage_fabric_checks.py runs the module itself on them."""
     points = {}
     for line in fixture_text('storage', 'proc_mounts.txt').splitlines():
         device, mount, fstype, options = line.split()[:4]
@@ -62,7 +63,7 @@ def test_output_that_is_not_findmnt_verify_is_named():
         'warnings detected": findmnt: unrecognized option --verify']
 
 
-def test_the_recorded_mounts_hold_the_plan(mount_points):
+def test_the_assembled_mounts_hold_the_plan(mount_points):
     # nfs asked, nfs4 live; nfsvers=4.2 shown as vers=4.2; o2ib0 NIDs shown as o2ib; the automount still armed
     assert live_problems(plan(NFS, LUSTRE, CHECKPOINTS), mount_points) == []
 

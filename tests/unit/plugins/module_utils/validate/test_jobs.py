@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright (c) hpcfabric maintainers
-"""validate.jobs: hostfiles, why a job failed (on mpirun's real stderr) and an isolation round's results, from what
+"""validate.jobs: hostfiles and each node's entry in them, why a job failed (on mpirun's real stderr) and an isolation round's results, from what
 Ansible registered."""
 
 from __future__ import annotations
@@ -12,8 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.mpi_hostfile import mpi_hostfile
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.cluster_model import build_model
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate.jobs import (
-    hostfile_entries, mpirun_error, pair_results,
+    hostfile_entries, hostfile_hosts, mpirun_error, mpirun_hosts, pair_results,
 )
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate.report import report_runs
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate.thresholds import allreduce_threshold
@@ -52,6 +54,75 @@ def test_hostfile_entries_of_a_hand_written_hostfile():
 def test_hostfile_entries_reject(text, message):
     with pytest.raises(ValueError, match=message):
         hostfile_entries(text)
+
+
+# hostfile_hosts, on the hostfile the mpi_hostfile role renders from the cluster model
+
+def lab_model(slots=(8, 4, 2)):
+    """The cluster model of three nodes with two rails, each node's slots set, as the mpi_hostfile role reads it."""
+    hostvars = dict(('node%02d' % i, {
+        'fabric_network_rails': [{'name': 'rail0', 'subnet': '10.78.0.0/24'}],
+        'fabric_network_interfaces': [{'name': 'fab0', 'address': '10.78.0.%d/24' % (10 + i), 'rail': 0}],
+        'mpi_hostfile_slots': count}) for i, count in enumerate(slots, 1))
+    model = build_model(hostvars, sorted(hostvars))
+    assert model['problems'] == []
+    return model['hostfile']
+
+
+@pytest.mark.parametrize('name_key', ['name', 'host'])
+def test_hostfile_hosts_pair_a_reordered_hostfile_by_name(name_key):
+    model = lab_model()
+    lines = mpi_hostfile(list(reversed(model)), name_key=name_key)
+    assert lines.splitlines()[0].startswith('node03')
+    paired = hostfile_hosts(hostfile_entries(lines), model, ['node01', 'node02', 'node03'])
+    assert paired['problems'] == []
+    assert paired['entries'] == dict((node['host'], {'name': node[name_key], 'slots': node['slots']})
+                                     for node in model)
+    assert paired['entries']['node01'] == {'name': 'node01-rail0' if name_key == 'name' else 'node01', 'slots': 8}
+    # the smoke training's host list is the nodes' own entries in the group's order, whatever the file's
+    ordered = [paired['entries'][host] for host in ['node01', 'node02', 'node03']]
+    assert mpirun_hosts(ordered, rotate=1)[1].startswith('node02')
+
+
+def test_hostfile_hosts_of_a_limited_run_pair_its_nodes_in_a_partial_hostfile():
+    model = lab_model()
+    # --limit node03,node01: the hostfile lists those two, node03 first
+    lines = mpi_hostfile([model[2], model[0]])
+    paired = hostfile_hosts(hostfile_entries(lines), model, ['node01', 'node03'])
+    assert paired == {'entries': {'node01': {'name': 'node01-rail0', 'slots': 8},
+                                  'node03': {'name': 'node03-rail0', 'slots': 2}}, 'problems': []}
+    # the whole group's hostfile serves a limited run too
+    paired = hostfile_hosts(hostfile_entries(mpi_hostfile(model)), model, ['node02'])
+    assert paired == {'entries': {'node02': {'name': 'node02-rail0', 'slots': 4}}, 'problems': []}
+
+
+def test_hostfile_hosts_slots_are_the_lines():
+    # mpirun reads the file: a hand-edited slot count is what the jobs get (preflight compares it with the GPUs)
+    paired = hostfile_hosts([{'name': 'node02', 'slots': 1}], lab_model(), ['node02'])
+    assert paired['entries'] == {'node02': {'name': 'node02', 'slots': 1}}
+
+
+def test_hostfile_hosts_name_each_node_without_exactly_one_line_and_each_stranger():
+    model = lab_model()
+    entries = hostfile_entries('node01-rail0 slots=8\nnode01 slots=8\nold-node07 slots=8\n')
+    paired = hostfile_hosts(entries, model, ['node01', 'node02'])
+    assert paired == {'entries': {}, 'problems': [
+        'old-node07: names no node of the cluster model',
+        'node01: 2 lines name it (node01-rail0, node01)',
+        'node02: no line names it (node02-rail0 or node02)']}
+
+
+@pytest.mark.parametrize('entries, model, hosts, message', [
+    ('a slots=1', [], [], '^hostfile entries must be a list'),
+    ([], {'host': 'a'}, [], "^the cluster model's hostfile must be a list"),
+    ([], [{'host': 'a'}], [], "^each entry of the cluster model's hostfile must be {host, name, slots}"),
+    ([{'name': 'a'}], [{'host': 'a', 'name': 'a-fab', 'slots': 1}], ['a'], '^each hostfile entry must be {name, slots}'),
+    ([], [{'host': 'a', 'name': 'a-fab', 'slots': 1}], 'a', '^hosts must be a list'),
+    ([], [{'host': 'a', 'name': 'a-fab', 'slots': 1}], ['b'], '^the cluster model has no node b$'),
+])
+def test_hostfile_hosts_reject(entries, model, hosts, message):
+    with pytest.raises(ValueError, match=message):
+        hostfile_hosts(entries, model, hosts)
 
 
 # mpirun_error, on mpirun's real stderr (tests/unit/fixtures/mpirun/SOURCES.md)

@@ -9,6 +9,7 @@ import pytest
 
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.ib_sysfs import class_dir, read_devices
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.ibstat import parse_ibstat, summarize
+from ansible_collections.hpcfabric.cluster.plugins.module_utils import nvidia_driver
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.mpi_info import mpi_facts
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.topology import parse_topology
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate.preflight import (
@@ -159,6 +160,19 @@ def test_preflight_gpudirect(facts_of):
         'GPUDirect RDMA: neither nvidia_peermem loaded nor DMA-BUF (open kernel modules and kernel ≥ 5.12); '
         'seen NVIDIA module flavour unknown, kernel unknown']
     assert preflight_problems(facts, dict(CUDA_ROCE, rdma=False, interfaces=[])) == [], 'no RDMA, no GPUDirect check'
+
+
+@pytest.mark.parametrize('nvidia_open, kernel', [
+    (True, '6.8.0-45-generic'), (True, '5.12.0-1-generic'), (True, '5.11.22-200.fc33.x86_64'),
+    (True, '4.18.0-553.el8_10.x86_64'), (False, '6.8.0-45-generic'), (None, '6.8.0-45-generic'), (True, None),
+])
+def test_preflight_passes_dmabuf_where_the_nvidia_driver_role_sets_it_up(facts_of, nvidia_open, kernel):
+    # without nvidia_peermem loaded, GPUDirect passes exactly where the role's auto choice on an inbox rdma-core
+    # node (no ofed_info) is dmabuf: both read nvidia_driver.dmabuf_capable
+    facts = dict(facts_of(), modules=['mlx5_ib', 'nvidia'], nvidia_open=nvidia_open, kernel=kernel)
+    role = nvidia_driver.gpudirect(kernel, nvidia_open, False, 'auto')
+    gpudirect = [problem for problem in preflight_problems(facts, CUDA_ROCE) if problem.startswith('GPUDirect')]
+    assert (role['mode'] == 'dmabuf') is role['dmabuf_capable'] is (gpudirect == [])
 
 
 def test_preflight_dmabuf_needs_a_recent_ucx(facts_of):

@@ -15,6 +15,7 @@ from ansible_collections.hpcfabric.cluster.plugins.module_utils.perftest import 
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.port_counters import counters_report
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate.report import render_markdown, report_runs
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate.thresholds import allreduce_threshold
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate.units import format_gbs, human_size
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate.verdicts import allreduce_verdict
 
 _SPEC = importlib.util.spec_from_file_location('isolation_sim', Path(__file__).parents[1] / 'isolation_sim.py')
@@ -369,6 +370,50 @@ def test_the_engines_stand_side_by_side_and_the_rings_slow_link_is_named():
     assert '| 128 MiB | 1 | 900.0 | 0.01 | 0.025 | **no** |' in ring
     mpi = text[text.index('### all nodes (6 ranks), mpi engine'):]
     assert 'reported, not judged' in mpi and '| 128 MiB | 950.0 | 0.19 | 0.25 | - | - |' in mpi
+
+
+def _ok_cells(text, heading):
+    """``{(size, rail or None): (threshold cell, ok cell)}`` of the run under ``heading``: its sizes, then its rails."""
+    cells = {}
+    rails = False
+    for line in text[text.index(heading):].splitlines()[1:]:
+        if line.startswith('### '):
+            break
+        rails = rails or line.startswith('Rails (')
+        fields = [field.strip() for field in line.strip('|').split('|')]
+        if line.startswith('|') and fields[0] not in ('size', '---'):
+            cells[(fields[0], fields[1] if rails else None)] = (fields[-2], fields[-1])
+    return cells
+
+
+def test_the_ok_cells_are_the_verdicts_checks_not_a_second_comparison():
+    report = engine_report()
+    heading = '### all nodes (6 ranks), ring engine'
+    expected = dict(((human_size(check['size_bytes']), str(check['rail']) if 'rail' in check else None),
+                     (format_gbs(check['threshold_gbs']), 'yes' if check['passed'] else '**no**'))
+                    for check in report['verdict']['checked'])
+    cells = _ok_cells(render_markdown(report), heading)
+    assert dict((key, cells[key]) for key in expected) == expected
+    assert ('128 MiB', '1') in expected and ('64 MiB', None) in expected
+    # the verdict decides: a check it passed reads yes whatever the numbers say, one it failed reads no
+    flipped = [dict(check, passed=not check['passed']) for check in report['verdict']['checked']]
+    report['verdict'] = dict(report['verdict'], checked=flipped)
+    cells = _ok_cells(render_markdown(report), heading)
+    assert all(cells[key][1] == ('**no**' if ok == 'yes' else 'yes') for key, (_limit, ok) in expected.items())
+
+
+@pytest.mark.parametrize('busbw', [1.4999, 1.5, 1.5001])
+def test_a_pair_runs_ok_cells_are_the_isolations_verdict_on_it(busbw):
+    # exactly at the pair threshold passes, in the isolation's verdict on the pair and in its rows
+    hosts = ['node01', 'node02', 'node03']
+    pairs = [{'hosts': ['node01', 'node02'], 'rail': 0, 'round': 0, 'stage': 'ring', 'error': None, 'mpirun_rc': 0,
+              'bench': bench(busbw, ['node01', 'node02'])}]
+    data = report(full=bench(2.0, hosts), pairs=pairs)
+    judged = data['isolation']['runs'][0]['passed']
+    cells = _ok_cells(render_markdown(data), '### pair node01 + node02')
+    assert judged is (busbw >= 1.5)
+    assert cells[('64 MiB', None)] == cells[('128 MiB', None)] == ('1.5', 'yes' if judged else '**no**')
+    assert cells[('1 MiB', None)] == ('-', '-')
 
 
 def test_the_report_says_what_nccl_used_and_where_it_differs_from_the_job_environment(fixture_text):

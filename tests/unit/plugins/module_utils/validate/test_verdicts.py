@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.perftest import bench_of_report
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate.thresholds import allreduce_threshold
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate.verdicts import (
     allreduce_verdict, train_smoke_verdict, train_verdict,
@@ -102,6 +103,14 @@ def test_verdict_when_no_large_size_is_in_the_baseline():
 def test_verdict_when_the_sweep_stops_below_the_large_sizes():
     with pytest.raises(ValueError, match='the sweep stops at 134217728 bytes, below validate_threshold_min_bytes=268435456'):
         allreduce_verdict(bench(2.0), EXPLICIT, 4 * LARGE)
+
+
+def test_an_ib_write_bw_report_is_judged_at_its_one_size_whatever_the_sweeps_window(fixture_text):
+    report = bench_of_report(fixture_text('perftest', 'ib_write_bw-a40-cuda-duration.txt'), ['node01', 'node02'], True)
+    size = report['results'][0]['size_bytes']
+    assert size < LARGE
+    result = allreduce_verdict(report, EXPLICIT, LARGE)
+    assert [(entry['size_bytes'], entry['passed']) for entry in result['checked']] == [(size, True)]
 
 
 EXIT_3 = 'allreduce on all nodes exited 3 (mpirun on node01): Exit code: 3'

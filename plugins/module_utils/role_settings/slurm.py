@@ -1,0 +1,156 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) hpcfabric maintainers
+"""The slurm role's input rules: group and cluster names, the version, partitions, leaf switches, the site's own
+slurm.conf settings and the munge key's directory on the controller.
+
+Rules that need the inventory's groups (a partition or leaf naming hosts outside ``slurm_compute_group``, a controller
+group that is empty or holds more than two hosts) are in ``module_utils/slurm_conf.py`` (``inventory_problems``,
+filter ``slurm_inventory_problems``), which the role's plan runs again with each node's hardware.
+"""
+from __future__ import annotations
+
+import re
+
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.input_syntax import label_problem, path_problem
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.slurm_conf import (
+    AUTODETECT_NVIDIA, hostlist_expand, version_tuple)
+
+# an Ansible group name as the inventory plugins take it without a warning
+_GROUP_RE = re.compile(r'^[A-Za-z_][A-Za-z0-9_]*$')
+# Slurm lower-cases ClusterName and uses it in file and database names
+_CLUSTER_RE = re.compile(r'^[a-z][a-z0-9_-]{0,39}$')
+_PARTITION_RE = re.compile(r'^[A-Za-z0-9_-]{1,64}$')
+# slurm.conf's time format: minutes, minutes:seconds, hours:minutes:seconds, days-hours[:minutes[:seconds]]
+_TIME_RE = re.compile(r'^(?:INFINITE|UNLIMITED|\d+(?::\d{1,2}){0,2}|\d+-\d{1,2}(?::\d{1,2}){0,2})$')
+_KEY_RE = re.compile(r'^[A-Z][A-Za-z]+$')
+# what the role writes itself: a site setting of the same name would be a second, conflicting line
+MANAGED_KEYS = ('ClusterName', 'SlurmctldHost', 'SlurmctldParameters', 'AuthType', 'SlurmUser', 'SlurmctldPort',
+                'SlurmdPort', 'StateSaveLocation', 'SlurmdSpoolDir', 'SlurmctldPidFile', 'SlurmdPidFile',
+                'SlurmctldLogFile', 'SlurmdLogFile', 'ReturnToService', 'SchedulerType', 'SelectType',
+                'SelectTypeParameters', 'MpiDefault', 'ProctrackType', 'TaskPlugin', 'GresTypes', 'TopologyPlugin',
+                'NodeName', 'PartitionName')
+_MANAGED_LOWER = dict((key.lower(), key) for key in MANAGED_KEYS)
+
+
+def _value_problem(value):
+    text = str(value)
+    if not text or not text.isprintable() or any(char.isspace() for char in text) or '#' in text:
+        return '%r is not one slurm.conf word (no blank, line break or #)' % (value,)
+    return None
+
+
+def _hostlist_problem(value):
+    try:
+        hostlist_expand(value)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+def _partition_problems(partitions):
+    found = []
+    if not isinstance(partitions, list):
+        return [('slurm_partitions', 'must be a list of {name, nodes, default, max_time, options}')]
+    names = []
+    for index, partition in enumerate(partitions):
+        label = 'slurm_partitions[%d]' % index
+        if not isinstance(partition, dict):
+            found.append((label, 'must be a mapping with a name'))
+            continue
+        unknown = sorted(set(partition) - {'name', 'nodes', 'default', 'max_time', 'options'})
+        if unknown:
+            found.append((label, 'unknown keys %s (name, nodes, default, max_time, options)' % ', '.join(unknown)))
+        name = partition.get('name')
+        if not isinstance(name, str) or not _PARTITION_RE.fullmatch(name):
+            found.append((label, '%r is not a partition name (letters, digits, _ and -)' % (name,)))
+        elif name in names:
+            found.append((label, 'partition %s is named twice' % name))
+        names.append(name)
+        nodes = partition.get('nodes')
+        if nodes not in (None, 'ALL'):
+            problem = _hostlist_problem(nodes)
+            if problem:
+                found.append(('%s.nodes' % label, problem))
+        if partition.get('max_time') is not None and not _TIME_RE.fullmatch(str(partition['max_time'])):
+            found.append(('%s.max_time' % label, '%r is not a Slurm time (INFINITE, minutes, h:m:s or d-h:m:s)'
+                          % (partition['max_time'],)))
+        options = partition.get('options') or {}
+        if not isinstance(options, dict):
+            found.append(('%s.options' % label, 'must be a mapping of partition setting to value'))
+            continue
+        for key, value in options.items():
+            if not _KEY_RE.fullmatch(str(key)) or str(key).lower() in ('nodes', 'default', 'maxtime', 'state',
+                                                                       'defmempercpu', 'partitionname'):
+                found.append(('%s.options' % label, '%r is not a partition setting the role leaves to you' % (key,)))
+            elif _value_problem(value):
+                found.append(('%s.options.%s' % (label, key), _value_problem(value)))
+    return found
+
+
+def _leaf_problems(leaves):
+    if not isinstance(leaves, list):
+        return [('slurm_topology_leaves', 'must be a list of {name, nodes}')]
+    found = []
+    for index, leaf in enumerate(leaves):
+        label = 'slurm_topology_leaves[%d]' % index
+        if not isinstance(leaf, dict) or set(leaf) != {'name', 'nodes'}:
+            found.append((label, 'must be a mapping of exactly name and nodes'))
+            continue
+        problem = label_problem(leaf['name'])
+        if problem:
+            found.append(('%s.name' % label, problem))
+        problem = _hostlist_problem(leaf['nodes'])
+        if problem:
+            found.append(('%s.nodes' % label, problem))
+    return found
+
+
+def problems(settings):
+    """See ``role_settings``."""
+    found = []
+    for name in ('slurm_controller_group', 'slurm_compute_group'):
+        value = settings.get(name)
+        if value is not None and (not isinstance(value, str) or not _GROUP_RE.fullmatch(value)):
+            found.append((name, '%r is not an inventory group name' % (value,)))
+    cluster = settings.get('slurm_cluster_name')
+    if cluster is not None and (not isinstance(cluster, str) or not _CLUSTER_RE.fullmatch(cluster)):
+        found.append(('slurm_cluster_name', '%r is not a cluster name (lower-case letters, digits, _ and -, at most 40, '
+                      'starting with a letter)' % (cluster,)))
+    version = settings.get('slurm_version')
+    if version is not None:
+        try:
+            parsed = version_tuple(version)
+        except ValueError as exc:
+            found.append(('slurm_version', str(exc)))
+        else:
+            if settings.get('slurm_gres_autodetect') and parsed < AUTODETECT_NVIDIA:
+                found.append(('slurm_gres_autodetect', 'AutoDetect=nvidia needs Slurm 24.11 or later, slurm_version is '
+                              '%s' % version))
+    if settings.get('slurm_partitions') is not None:
+        found += _partition_problems(settings['slurm_partitions'])
+    if settings.get('slurm_topology_leaves') is not None:
+        found += _leaf_problems(settings['slurm_topology_leaves'])
+    spine = settings.get('slurm_topology_spine')
+    if spine is not None and label_problem(spine):
+        found.append(('slurm_topology_spine', label_problem(spine)))
+    extra = settings.get('slurm_conf_extra')
+    if extra is not None:
+        if not isinstance(extra, dict):
+            found.append(('slurm_conf_extra', 'must be a mapping of slurm.conf setting to value'))
+        else:
+            for key, value in extra.items():
+                if str(key).lower() in _MANAGED_LOWER:
+                    found.append(('slurm_conf_extra', '%s is written by the role (from the cluster model and its '
+                                  'variables); a second line would contradict it' % _MANAGED_LOWER[str(key).lower()]))
+                elif not _KEY_RE.fullmatch(str(key)):
+                    found.append(('slurm_conf_extra', '%r is not a slurm.conf setting name' % (key,)))
+                elif _value_problem(value):
+                    found.append(('slurm_conf_extra.%s' % key, _value_problem(value)))
+    reserved = settings.get('slurm_memory_reserved_mb')
+    if reserved is not None and (not isinstance(reserved, int) or isinstance(reserved, bool) or reserved < 0):
+        found.append(('slurm_memory_reserved_mb', 'must be a whole number of MB, 0 or more, got %r' % (reserved,)))
+    key_dir = settings.get('slurm_munge_key_dir')
+    if key_dir is not None:
+        found += [('slurm_munge_key_dir', problem) for problem in [path_problem(key_dir, owned=True, private=True)]
+                  if problem]
+    return found

@@ -1,0 +1,55 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) hpcfabric maintainers
+"""The slurm filters as playbooks call them (the logic: tests/unit/plugins/module_utils/test_slurm_conf.py)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.hpcfabric.cluster.plugins.filter.slurm import FilterModule
+
+SLURM = FilterModule().filters()
+LAB = {'processor_vcpus': 2, 'processor_count': 1, 'processor_cores': 2, 'processor_threads_per_core': 1,
+       'memtotal_mb': 24030, 'mounts': [{'mount': '/sys/fs/cgroup', 'fstype': 'tmpfs'}]}
+HOSTS = ['node01', 'node02', 'node03', 'node04']
+SETTINGS = {'controllers': ['node01'], 'compute': HOSTS, 'inventory': HOSTS, 'version': '22.05', 'cgroups': 'auto',
+            'cluster_name': 'lab', 'partitions': [{'name': 'gpu', 'default': True}], 'memory_reserved_mb': 1024}
+
+
+def test_the_slurm_filters_are_there_each_with_its_documentation():
+    names = {'hostlist_compress', 'hostlist_expand', 'slurm_plan', 'slurm_files', 'slurm_inventory_problems',
+             'slurm_restart_needed', 'slurm_munge_key_action', 'slurm_readback_problems', 'slurm_drain_actions',
+             'slurm_hosts_block'}
+    assert set(SLURM) == names
+    here = Path(__file__).resolve().parents[4] / 'plugins' / 'filter'
+    assert sorted(name for name in names if not (here / (name + '.yml')).exists()) == []
+
+
+def test_the_lab_plan_renders_configless_files_without_cgroups():
+    hostvars = dict((host, {'ansible_facts': LAB, 'ansible_host': '10.77.0.%d' % (10 + i)}) for i, host in enumerate(HOSTS))
+    model = {'hosts': HOSTS, 'nodes': dict((host, {'gpu_count': None}) for host in HOSTS)}
+    plan = SLURM['slurm_plan'](hostvars, model, SETTINGS)
+    files = SLURM['slurm_files'](plan, {'SlurmctldDebug': 'info'})
+    conf = files['slurm.conf'].splitlines()
+    assert 'NodeName=node[01-04] CPUs=2 Sockets=1 CoresPerSocket=2 ThreadsPerCore=1 RealMemory=22528 State=UNKNOWN' in conf
+    assert 'TaskPlugin=task/none' in conf and 'SlurmctldDebug=info' in conf
+    assert files['cgroup.conf'] == files['topology.conf'] == ''
+    assert files['gres.conf'].splitlines()[1:] == []
+    assert SLURM['slurm_hosts_block'](hostvars, ['node01', 'node02']) == '10.77.0.10 node01\n10.77.0.11 node02'
+    assert SLURM['slurm_restart_needed'](files['slurm.conf'], files['slurm.conf']) == {'restart': False, 'reasons': []}
+
+
+def test_a_plan_with_problems_is_refused_by_the_filters_name():
+    with pytest.raises(AnsibleFilterError, match='^slurm_files: the Slurm plan has problems'):
+        SLURM['slurm_files']({'problems': ['x']})
+    with pytest.raises(AnsibleFilterError, match='^hostlist_expand: .*backwards'):
+        SLURM['hostlist_expand']('node[3-1]')
+
+
+def test_inventory_problems_and_drain_actions_through_the_filters():
+    assert SLURM['slurm_inventory_problems'](dict(SETTINGS, partitions=[{'name': 'gpu', 'nodes': 'node0[5-6]'}])) == [
+        'slurm_partitions[0] (gpu): names node[05-06], not in slurm_compute_group']
+    text = 'NodeName=node02 CPUTot=2 State=IDLE+DRAIN RealMemory=22528 Reason=hpcfabric: slow [root@2026-11-27T21:00:00]'
+    assert SLURM['slurm_drain_actions'](text, ['node02'], {}) == {'drain': [], 'resume': ['node02'], 'kept': []}
