@@ -1,5 +1,5 @@
 #!/bin/sh
-# mpirun starts this once per rank: rank_env.sh MAP [--rail N] COMMAND... The rank already has the node's job
+# mpirun or srun starts this once per rank: rank_env.sh MAP [--rail N] COMMAND... The rank already has the node's job
 # environment (mca_base_env_list, the same as a login shell's). The map, written by the validate role from the cluster
 # model, only binds; then the command runs. Without a map (no GPU facts and no slots, as in a bare lab) the command
 # runs as it is.
@@ -11,7 +11,8 @@
 #   rail, made the only one the rank sees, the rail, and the GPU's NUMA node, from the line "railN".
 map="$1"
 shift
-key="${OMPI_COMM_WORLD_LOCAL_RANK:-0}"
+# the rank on its node: mpirun says it in OMPI_COMM_WORLD_LOCAL_RANK, srun in SLURM_LOCALID
+key="${OMPI_COMM_WORLD_LOCAL_RANK:-${SLURM_LOCALID:-0}}"
 if [ "${1:-}" = "--rail" ]; then
   key="rail$2"
   shift 2

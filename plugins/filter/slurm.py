@@ -2,7 +2,7 @@
 # Copyright (c) hpcfabric maintainers
 """Filters of the slurm role and the validation under Slurm: hostlist_compress, hostlist_expand, slurm_plan,
 slurm_files, slurm_inventory_problems, slurm_restart_needed, slurm_munge_key_action, slurm_readback_problems,
-slurm_drain_actions, slurm_hosts_block.
+slurm_nodes, slurm_validation_start, slurm_validation_end, slurm_hosts_block.
 
 Each is documented in its own file beside this one, as ansible-doc looks documentation up by filter name. The logic is
 in module_utils/slurm_conf.py.
@@ -27,8 +27,12 @@ def _readback(text, plan):
     return slurm_conf.node_readback_problems(plan, slurm_conf.parse_scontrol_nodes(text))
 
 
-def _drain(text, tested, findings):
-    return slurm_conf.drain_resume_actions(slurm_conf.parse_scontrol_nodes(text), tested, findings)
+def _start(text, hosts, gpu_counts):
+    return slurm_conf.validation_start(slurm_conf.parse_scontrol_nodes(text), hosts, gpu_counts)
+
+
+def _end(text, held, verdicts):
+    return slurm_conf.validation_end(slurm_conf.parse_scontrol_nodes(text), held, verdicts)
 
 
 _FILTERS = (as_filter('hostlist_compress', slurm_conf.hostlist_compress),
@@ -39,7 +43,9 @@ _FILTERS = (as_filter('hostlist_compress', slurm_conf.hostlist_compress),
             as_filter('slurm_restart_needed', _restart),
             as_filter('slurm_munge_key_action', slurm_conf.munge_key_action),
             as_filter('slurm_readback_problems', _readback),
-            as_filter('slurm_drain_actions', _drain),
+            as_filter('slurm_nodes', slurm_conf.parse_scontrol_nodes),
+            as_filter('slurm_validation_start', _start),
+            as_filter('slurm_validation_end', _end),
             as_filter('slurm_hosts_block', slurm_conf.hosts_block))
 
 

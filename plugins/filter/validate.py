@@ -3,7 +3,8 @@
 """Filters of the validate role: validate_settings, threshold_inputs, allreduce_threshold, pair_threshold,
 allreduce_verdict, isolation_rails, isolation_step, isolation_launch, perftest_problems, preflight_problems,
 interface_states, host_problems, hostfile_entries, hostfile_hosts, mpirun_error, pair_results, train_smoke_verdict,
-report_runs, mpi_launch_tools, mpirun_hosts, shared_dir_problems.
+report_runs, mpi_launch_tools, job_hosts, srun_argv, salloc_argv, salloc_job,
+shared_dir_problems.
 
 Each filter is documented in its own file beside this one (isolation_step.yml, ...), as ansible-doc looks
 documentation up by filter name. The logic is in the package module_utils/validate/ (settings, thresholds, verdicts,
@@ -38,13 +39,17 @@ pair_results = as_filter('pair_results', jobs.pair_results)
 train_smoke_verdict = as_filter('train_smoke_verdict', verdicts.train_smoke_verdict)
 report_runs = as_filter('report_runs', report.report_runs)
 mpi_launch_tools = as_filter('mpi_launch_tools', mpi_local_fact.launch_tools)
-mpirun_hosts = as_filter('mpirun_hosts', jobs.mpirun_hosts)
+job_hosts = as_filter('job_hosts', jobs.job_hosts)
+srun_argv = as_filter('srun_argv', jobs.srun_argv)
+salloc_argv = as_filter('salloc_argv', jobs.salloc_argv)
+salloc_job = as_filter('salloc_job', jobs.salloc_job)
 shared_dir_problems = as_filter('shared_dir_problems', shared_dir.problems)
 
 _FILTERS = (validate_settings, threshold_inputs, allreduce_threshold, pair_threshold, allreduce_verdict,
             isolation_rails, isolation_step, isolation_launch, perftest_problems, preflight_problems, interface_states,
             host_problems, hostfile_entries, hostfile_hosts, mpirun_error, pair_results, train_smoke_verdict,
-            report_runs, mpi_launch_tools, mpirun_hosts, shared_dir_problems)
+            report_runs, mpi_launch_tools, job_hosts, srun_argv, salloc_argv, salloc_job,
+            shared_dir_problems)
 
 
 class FilterModule(object):

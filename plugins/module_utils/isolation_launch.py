@@ -12,7 +12,7 @@ problem named before any job.
 from __future__ import annotations
 
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.perftest import bw_argv
-from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate.jobs import mpirun_hosts
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate.jobs import job_hosts
 
 TOOLS = ('auto', 'mpi', 'perftest')
 # seconds an ib_write_bw end may take beyond its test before it is stopped: its client may come only after every server
@@ -72,8 +72,9 @@ def round_launches(runs, nodes, settings):
     connects). ``settings``: ``tool`` (``auto``, ``mpi``, ``perftest``), ``device``, ``work_dir``, ``perftest`` (each
     host's ``{path, cuda}``, None without ib_write_bw), ``perftest_bytes``, ``perftest_seconds``, ``perftest_port``
     (rail N listens on it + N, so that every rail of a pair runs at once), ``perftest_args``, and for MPI runs
-    ``mpirun`` (argv up to the hosts), ``entries`` (each host's hostfile entry, ``{name, slots}``), ``rank_argv`` (the
-    rank wrapper, its map, the interpreter) and ``bench`` (allreduce.py and its arguments).
+    ``launcher`` (``validate_launcher``: ``mpirun``, the default, or ``slurm``), ``launch`` (mpirun's or srun's argv
+    up to the hosts), ``entries`` (each host's hostfile entry, ``{name, slots}``), ``rank_argv`` (the rank wrapper,
+    its map, the interpreter) and ``bench`` (allreduce.py and its arguments).
     """
     if not isinstance(runs, (list, tuple)):
         raise ValueError('runs must be the round\'s planned runs, got %s' % type(runs).__name__)
@@ -131,7 +132,8 @@ def _mpi_argv(run, settings, json_path):
     entries = settings['entries']
     rank = list(settings['rank_argv'])
     pin = ['/usr/bin/env', 'UCX_NET_DEVICES=%s' % run['net_devices']] if run.get('net_devices') else []
-    return (list(settings['mpirun'])
-            + mpirun_hosts([{'name': entries[host]['name'], 'slots': 1} for host in run['hosts']])
+    return (list(settings['launch'])
+            + job_hosts(dict((host, {'name': entries[host]['name'], 'slots': 1}) for host in run['hosts']),
+                        run['hosts'], settings.get('launcher', 'mpirun'))
             + rank[:2] + ['--rail', str(run['rail'])] + pin + rank[2:]
             + list(settings['bench']) + ['--json', json_path])

@@ -26,6 +26,9 @@ import re
 
 # the prefix of every drain reason the validation writes; a reason without it is someone else's
 REASON_PREFIX = 'hpcfabric:'
+# the node health check's own (files/slurm/hpcfabric_healthcheck.py): it drains and resumes those itself, and the
+# validation leaves them to it
+HEALTH_PREFIX = REASON_PREFIX + ' health:'
 # Slurm keeps a node's reason in a fixed buffer; scontrol accepts longer ones but sinfo and squeue cut them
 REASON_MAX = 120
 
@@ -293,11 +296,13 @@ def cluster_plan(model, hardware, settings):
     node_hardware(...) or None}`` (optionally with ``gpu_cores``: one list per GPU); ``settings``: ``controllers``
     (the hosts of the controller group, in order), ``compute`` (the hosts of the compute group), ``inventory`` (every
     host of the inventory), ``version``, ``cgroups``, ``cluster_name``, ``partitions``, ``topology_leaves``,
-    ``topology_spine``, ``gres_autodetect``.
+    ``topology_spine``, ``gres_autodetect``, ``healthcheck`` (bool), ``healthcheck_program`` (its path on the nodes)
+    and ``healthcheck_interval`` (seconds).
 
     Returns ``{problems, controllers, nodes, groups, partitions, leaves, spine, version, cgroups, plugins,
-    gres_autodetect, cluster_name}``; ``groups`` are ``{names, node}`` of nodes with identical hardware, in the order
-    of their first node. With problems, nothing may be rendered.
+    gres_autodetect, cluster_name, healthcheck}``; ``groups`` are ``{names, node}`` of nodes with identical hardware, in
+    the order of their first node; ``healthcheck`` is ``{program, interval}`` or None. With problems, nothing may be
+    rendered.
     """
     problems, version, partitions, leaves = _inventory(settings)
     if version is None and not any(p.startswith('slurm_version') for p in problems):
@@ -322,10 +327,15 @@ def cluster_plan(model, hardware, settings):
         problems.append('slurm on %s: no GPU count in the cluster model, while other compute nodes have GPUs; run with '
                         'their GPUs answering (nvidia-smi) and in the play' % hostlist_compress(unread))
     autodetect = bool(settings.get('gres_autodetect'))
+    healthcheck = None
+    if settings.get('healthcheck') and settings.get('healthcheck_program'):
+        healthcheck = {'program': settings['healthcheck_program'],
+                       'interval': int(settings['healthcheck_interval'])}
     if problems:
         return {'problems': problems, 'controllers': controllers, 'nodes': [], 'groups': [], 'partitions': [],
                 'leaves': [], 'spine': None, 'version': version, 'cgroups': bool(settings.get('cgroups')),
-                'plugins': {}, 'gres_autodetect': autodetect, 'cluster_name': settings.get('cluster_name')}
+                'plugins': {}, 'gres_autodetect': autodetect, 'cluster_name': settings.get('cluster_name'),
+                'healthcheck': healthcheck}
     nodes = [_node_entry(host, model_nodes.get(host), hardware[host]) for host in compute]
     groups = {}
     for node in nodes:
@@ -334,7 +344,7 @@ def cluster_plan(model, hardware, settings):
             'partitions': partitions, 'leaves': leaves, 'spine': settings.get('topology_spine') or 'spine',
             'version': version, 'cgroups': bool(settings.get('cgroups')),
             'plugins': plugins(version, settings.get('cgroups')), 'gres_autodetect': autodetect,
-            'cluster_name': settings.get('cluster_name') or 'cluster'}
+            'cluster_name': settings.get('cluster_name') or 'cluster', 'healthcheck': healthcheck}
 
 
 def cgroups_usable(facts):
@@ -456,7 +466,9 @@ def _partition_line(partition, nodes):
 
 
 def render_slurm_conf(plan, extra=None):
-    """``slurm.conf`` of the plan; ``extra`` (``{key: value}``, the site's own settings) goes before the nodes."""
+    """``slurm.conf`` of the plan; ``extra`` (``{key: value}``, the site's own settings) goes before the nodes. With
+    the plan's ``healthcheck``, slurmd runs that program every ``interval`` seconds on every node, whatever its state
+    (``HealthCheckNodeState=ANY``: a drained node must be checked too, or a node the check drained is never resumed)."""
     _require(plan)
     lines = [_HEADER.rstrip('\n'), 'ClusterName=%s' % plan['cluster_name']]
     lines += ['SlurmctldHost=%s' % host for host in plan['controllers']]
@@ -474,6 +486,9 @@ def render_slurm_conf(plan, extra=None):
     lines.append('GresTypes=gpu')
     if plan['leaves']:
         lines.append('TopologyPlugin=topology/tree')
+    if plan.get('healthcheck'):
+        lines += ['HealthCheckProgram=%s' % plan['healthcheck']['program'],
+                  'HealthCheckInterval=%d' % plan['healthcheck']['interval'], 'HealthCheckNodeState=ANY']
     lines += ['%s=%s' % (key, value) for key, value in sorted((extra or {}).items())]
     lines += [_node_line(group['names'], group['node']) for group in plan['groups']]
     lines += [_partition_line(partition, plan['nodes']) for partition in plan['partitions']]
@@ -660,7 +675,7 @@ def drain_resume_actions(states, tested, findings):
         reason = state.get('Reason') or ''
         drained = any(flag.rstrip('*') in ('DRAIN', 'DRAINED', 'DRAINING') for flag in flags)
         down = flags[0].rstrip('*') == 'DOWN'
-        ours = reason.startswith(REASON_PREFIX)
+        ours = reason.startswith(REASON_PREFIX) and not reason.startswith(HEALTH_PREFIX)
         if node in findings:
             wanted = drain_reason(findings[node])
             if (drained or down) and not ours:
@@ -670,3 +685,86 @@ def drain_resume_actions(states, tested, findings):
         elif (drained or down) and ours:
             resume.append(node)
     return {'drain': drain, 'resume': resume, 'kept': kept}
+
+
+def _drained(state):
+    flags = state.get('State', '').split('+')
+    return any(flag.rstrip('*') in ('DRAIN', 'DRAINED', 'DRAINING') for flag in flags)
+
+
+def _own_reason(reason):
+    """A reason as it was written: scontrol shows it with `` [user@time]`` after it."""
+    return reason.split(' [')[0]
+
+
+def validation_start(states, hosts, gpu_counts):
+    """Which of ``hosts`` the validation's Slurm jobs run on, before any job.
+
+    ``states``: ``parse_scontrol_nodes``; ``gpu_counts``: each host's GPUs in the cluster model. Returns ``{test,
+    skip, held, gpus_per_node, problems}``:
+
+    - ``skip`` (``[{node, reason}]``): down, not responding, or drained for a reason that is not the validation's
+      (the node health check's ``hpcfabric: health:`` is not) - no job can start there, and someone else's drain is
+      never touched; the validation runs without them;
+    - ``held`` (``[{node, reason}]``): drained by an earlier validation (the reason starts with the prefix): tested
+      again, resumed for this run inside its reservation, which keeps users' jobs off; ``validation_end`` says what
+      becomes of them;
+    - ``test``: the nodes the jobs run on, ``held`` among them, in ``hosts`` order;
+    - ``gpus_per_node``: the GPUs every srun asks for on each node (all of them: one rank per GPU, the wrapper picks
+      each rank's); ``problems``: hosts Slurm does not know, nodes with other GPU counts, nothing left to test.
+    """
+    test, skip, held, problems = [], [], [], []
+    for host in hosts:
+        state = states.get(host)
+        if state is None:
+            problems.append('%s: not a node slurmctld knows (scontrol show node)' % host)
+            continue
+        text = state.get('State', '')
+        flags = text.split('+')
+        reason = state.get('Reason') or ''
+        # not responding: a '*' after the state (older Slurm), or the flag (21.08 on)
+        if flags[0].rstrip('*') == 'DOWN' or '*' in text or 'NOT_RESPONDING' in flags:
+            skip.append({'node': host, 'reason': 'state %s%s' % (text, ' (%s)' % reason if reason else '')})
+        elif _drained(state) and (not reason.startswith(REASON_PREFIX) or reason.startswith(HEALTH_PREFIX)):
+            skip.append({'node': host, 'reason': 'drained: %s' % reason})
+        else:
+            if _drained(state):
+                held.append({'node': host, 'reason': _own_reason(reason)})
+            test.append(host)
+    counts = sorted(set(int(gpu_counts.get(host) or 0) for host in test))
+    if len(counts) > 1:
+        problems.append('the nodes have %s GPUs: one srun asks every node for the same count; validate them apart '
+                        '(validate_group, --limit)' % ' or '.join(str(count) for count in counts))
+    if not test and not problems:
+        problems.append('no node to test: %s' % '; '.join('%s %s' % (item['node'], item['reason']) for item in skip))
+    return {'test': test, 'skip': skip, 'held': held, 'gpus_per_node': counts[-1] if counts else 0,
+            'problems': problems}
+
+
+def _finding(node):
+    """A FAIL node's finding, for its drain reason: the first reason that fails it, with where it comes from."""
+    reason = next(item for item in node['reasons'] if item['verdict'] == 'FAIL')
+    return '%s: %s' % (reason['source'], reason['reason'])
+
+
+def validation_end(states, held, verdicts):
+    """What the validation does to Slurm's nodes once its report is written.
+
+    ``states``: ``parse_scontrol_nodes`` as read before the run; ``held``: ``validation_start``'s; ``verdicts``: the
+    report's ``verdicts.nodes`` (``[{host, verdict, reasons}]``). A FAIL node is drained with its finding; a PASS node
+    that an earlier validation drained is resumed (``drain_resume_actions``); a held node neither judged FAIL nor PASS
+    (UNKNOWN, WARN) goes back to its drain. Returns ``{drain, resume, kept, apply}``: ``apply``, ``[{node,
+    reason}]``, is every drain to write now - the new ones and the held nodes that stay drained, which the run
+    resumed.
+    """
+    judged = [node['host'] for node in verdicts if node['verdict'] in ('PASS', 'FAIL')]
+    findings = dict((node['host'], _finding(node)) for node in verdicts if node['verdict'] == 'FAIL')
+    actions = drain_resume_actions(states, judged, findings)
+    apply = list(actions['drain'])
+    drained = set(item['node'] for item in apply)
+    for item in held:
+        if item['node'] in findings and item['node'] not in drained:
+            apply.append({'node': item['node'], 'reason': drain_reason(findings[item['node']])})
+        elif item['node'] not in findings and item['node'] not in actions['resume']:
+            apply.append(item)
+    return dict(actions, apply=apply)

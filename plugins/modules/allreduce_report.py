@@ -174,6 +174,17 @@ bad_hosts:
   type: list
   elements: str
   sample: [node02]
+nodes:
+  description:
+    - Each node's verdict, C(report.json)'s C(verdicts.nodes) - C(host), C(verdict) and C(reasons), each C(source),
+      C(verdict), C(reason) and C(action); what the validation under Slurm drains and resumes by.
+  returned: success
+  type: list
+  elements: dict
+  sample:
+    - host: node02
+      verdict: FAIL
+      reasons: [{source: isolation, verdict: FAIL, reason: "node: fails with every partner on every rail", action: drain node02}]
 updated:
   description:
     - Paths of the files that were written (in check mode, that would be written) because their content changed, and
@@ -281,7 +292,8 @@ def main():
         updated.append(stale)
         if not module.check_mode:
             os.remove(stale)
-    result = dict(changed=bool(updated), paths=paths, updated=updated, bad_hosts=verdicts['bad_hosts'])
+    result = dict(changed=bool(updated), paths=paths, updated=updated, bad_hosts=verdicts['bad_hosts'],
+                  nodes=verdicts['nodes'])
     if module._diff:
         result['diff'] = diffs
     module.exit_json(**result)

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright (c) hpcfabric maintainers
 """The slurm role's input rules: group and cluster names, the version, partitions, leaf switches, the site's own
-slurm.conf settings and the munge key's directory on the controller.
+slurm.conf settings, the node health check's settings and the munge key's directory on the controller.
 
 Rules that need the inventory's groups (a partition or leaf naming hosts outside ``slurm_compute_group``, a controller
 group that is empty or holds more than two hosts) are in ``module_utils/slurm_conf.py`` (``inventory_problems``,
@@ -30,6 +30,8 @@ MANAGED_KEYS = ('ClusterName', 'SlurmctldHost', 'SlurmctldParameters', 'AuthType
                 'SelectTypeParameters', 'MpiDefault', 'ProctrackType', 'TaskPlugin', 'GresTypes', 'TopologyPlugin',
                 'NodeName', 'PartitionName')
 _MANAGED_LOWER = dict((key.lower(), key) for key in MANAGED_KEYS)
+# what the role writes while slurm_healthcheck is on; off, a site may name its own health check in slurm_conf_extra
+HEALTHCHECK_KEYS = ('HealthCheckProgram', 'HealthCheckInterval', 'HealthCheckNodeState')
 
 
 def _value_problem(value):
@@ -105,6 +107,22 @@ def _leaf_problems(leaves):
     return found
 
 
+def _healthcheck_problems(settings):
+    found = []
+    for name in ('slurm_healthcheck', 'slurm_healthcheck_rdma'):
+        if settings.get(name) is not None and not isinstance(settings[name], bool):
+            found.append((name, 'must be true or false, got %r' % (settings[name],)))
+    interval = settings.get('slurm_healthcheck_interval')
+    if interval is not None and (isinstance(interval, bool) or not isinstance(interval, int) or interval < 1):
+        found.append(('slurm_healthcheck_interval', 'must be a whole number of seconds, 1 or more, got %r'
+                      % (interval,)))
+    rate = settings.get('slurm_healthcheck_port_rate_gbps')
+    if rate is not None and (isinstance(rate, bool) or not isinstance(rate, (int, float)) or rate <= 0):
+        found.append(('slurm_healthcheck_port_rate_gbps', 'must be a rate in Gb/s above 0, or unset for any rate, got '
+                      '%r' % (rate,)))
+    return found
+
+
 def problems(settings):
     """See ``role_settings``."""
     found = []
@@ -138,10 +156,13 @@ def problems(settings):
         if not isinstance(extra, dict):
             found.append(('slurm_conf_extra', 'must be a mapping of slurm.conf setting to value'))
         else:
+            managed = dict(_MANAGED_LOWER)
+            if settings.get('slurm_healthcheck', True) is not False:
+                managed.update((key.lower(), key) for key in HEALTHCHECK_KEYS)
             for key, value in extra.items():
-                if str(key).lower() in _MANAGED_LOWER:
+                if str(key).lower() in managed:
                     found.append(('slurm_conf_extra', '%s is written by the role (from the cluster model and its '
-                                  'variables); a second line would contradict it' % _MANAGED_LOWER[str(key).lower()]))
+                                  'variables); a second line would contradict it' % managed[str(key).lower()]))
                 elif not _KEY_RE.fullmatch(str(key)):
                     found.append(('slurm_conf_extra', '%r is not a slurm.conf setting name' % (key,)))
                 elif _value_problem(value):
@@ -149,6 +170,7 @@ def problems(settings):
     reserved = settings.get('slurm_memory_reserved_mb')
     if reserved is not None and (not isinstance(reserved, int) or isinstance(reserved, bool) or reserved < 0):
         found.append(('slurm_memory_reserved_mb', 'must be a whole number of MB, 0 or more, got %r' % (reserved,)))
+    found += _healthcheck_problems(settings)
     key_dir = settings.get('slurm_munge_key_dir')
     if key_dir is not None:
         found += [('slurm_munge_key_dir', problem) for problem in [path_problem(key_dir, owned=True, private=True)]

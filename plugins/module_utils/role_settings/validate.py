@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright (c) hpcfabric maintainers
 """The validate role's input rules: the threshold settings, the directories it creates, the dcgmi level, the golden
-manifest and the counter rules."""
+manifest, the counter rules and how long a Slurm validation holds its nodes."""
 from __future__ import annotations
 
 from ansible.module_utils.parsing.convert_bool import boolean
@@ -26,6 +26,21 @@ def _dcgmi_level_problem(level):
     return None if ok else ('must be 1, 2, 3 or 4 (dcgmi diag -r N), or null for no diagnostic; got %r' % (level,))
 
 
+def _hold_problem(settings):
+    # the allocation must outlast one job at least, or its jobs die at the time limit and read as a slow fabric
+    if settings.get('validate_launcher') != 'slurm':
+        return None
+    try:
+        minutes = int(settings.get('validate_slurm_hold_minutes'))
+        job = int(settings.get('validate_mpirun_timeout'))
+    except (TypeError, ValueError):
+        return None
+    if minutes * 60 < job:
+        return ('%d minutes is shorter than one job may take (validate_mpirun_timeout %d s): the allocation would end '
+                'under it' % (minutes, job))
+    return None
+
+
 def problems(settings):
     """See ``role_settings``; the threshold messages name their variable."""
     try:
@@ -35,6 +50,7 @@ def problems(settings):
     found += path_settings_problems(settings, [(name, True) for name in OWNED_DIRS])
     found += [('validate_dcgmi_diag_level', problem) for problem in [_dcgmi_level_problem(settings.get('validate_dcgmi_diag_level'))]
               if problem]
+    found += [('validate_slurm_hold_minutes', problem) for problem in [_hold_problem(settings)] if problem]
     if boolean(settings.get('validate_drift'), strict=False):
         found += [('validate', message) for message in golden_problems(settings.get('validate_golden'))]
     if boolean(settings.get('validate_counters'), strict=False):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import signal
 
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.perftest import bench_of_report
@@ -17,6 +18,8 @@ from ansible_collections.hpcfabric.cluster.plugins.module_utils.perftest import 
 # what a failed job's message keeps of mpirun's stderr: the end, where the bench says what went wrong and Open MPI
 # names the first rank that failed and its exit code (its banner takes 6 lines once its rules are left out)
 STDERR_LINES = 8
+# seconds salloc waits for the tested nodes, which the validation's reservation already keeps for it
+SALLOC_WAIT = 120
 
 
 def _slots(field, number):
@@ -98,17 +101,87 @@ def mpirun_hosts(entries, rotate=0):
     """``['--host', 'a:8,b:8', '-np', '16']``: mpirun's arguments for the hostfile entries ``[{name, slots}]``, one
     rank per slot. ``rotate`` moves that many entries from the front to the back, so rank 0 lands on another node.
     """
-    if not isinstance(entries, (list, tuple)) or not entries:
-        raise ValueError('entries must be a non-empty list of {name, slots}, got %r' % (entries,))
-    if not isinstance(rotate, int) or isinstance(rotate, bool) or rotate < 0:
-        raise ValueError('rotate must be a whole number of at least 0, got %r' % (rotate,))
-    for entry in entries:
+    ordered = _rotated(entries, rotate, '{name, slots}')
+    for entry in ordered:
         if not isinstance(entry, dict) or not entry.get('name') or not isinstance(entry.get('slots'), int):
             raise ValueError('each entry must be {name, slots}, got %r' % (entry,))
-    shift = rotate % len(entries)
-    ordered = list(entries[shift:]) + list(entries[:shift])
     return ['--host', ','.join('%s:%d' % (entry['name'], entry['slots']) for entry in ordered),
             '-np', str(sum(entry['slots'] for entry in ordered))]
+
+
+def _rotated(entries, rotate, what):
+    if not isinstance(entries, (list, tuple)) or not entries:
+        raise ValueError('entries must be a non-empty list of %s, got %r' % (what, entries))
+    if not isinstance(rotate, int) or isinstance(rotate, bool) or rotate < 0:
+        raise ValueError('rotate must be a whole number of at least 0, got %r' % (rotate,))
+    shift = rotate % len(entries)
+    return list(entries[shift:]) + list(entries[:shift])
+
+
+def srun_hosts(entries, rotate=0):
+    """srun's arguments for ``[{host, slots}]`` (Slurm's node names are the inventory's), one task per slot, rank 0
+    on the first entry after the rotation, as mpirun puts it: ``--distribution=arbitrary`` with every task's node
+    listed in order (any other distribution places tasks in Slurm's node order, whatever the list's order, and an
+    isolation run's leader, which reads the run's results, would not hold rank 0).
+    """
+    ordered = _rotated(entries, rotate, '{host, slots}')
+    for entry in ordered:
+        slots = entry.get('slots') if isinstance(entry, dict) else None
+        if not (isinstance(entry, dict) and entry.get('host') and isinstance(slots, int)
+                and not isinstance(slots, bool) and slots >= 1):
+            raise ValueError('each entry must be {host, slots} with at least one slot, got %r' % (entry,))
+    return ['--nodes=%d' % len(ordered), '--ntasks=%d' % sum(entry['slots'] for entry in ordered),
+            '--distribution=arbitrary',
+            '--nodelist=%s' % ','.join(entry['host'] for entry in ordered for _slot in range(entry['slots']))]
+
+
+def job_hosts(entries, hosts, launcher, rotate=0):
+    """The host arguments of a job on ``hosts``: mpirun's (``--host``, ``-np``) by each host's hostfile name, or
+    srun's by its inventory name. ``entries`` maps each host to its ``{name, slots}``; ``launcher`` is
+    ``validate_launcher`` (``mpirun`` or ``slurm``)."""
+    if not isinstance(entries, dict):
+        raise ValueError('entries must map each host to its {name, slots}, got %r' % (entries,))
+    missing = [host for host in hosts if host not in entries]
+    if missing:
+        raise ValueError('no hostfile entry for %s' % ', '.join(missing))
+    if launcher == 'mpirun':
+        return mpirun_hosts([entries[host] for host in hosts], rotate)
+    if launcher == 'slurm':
+        return srun_hosts([{'host': host, 'slots': entries[host]['slots']} for host in hosts], rotate)
+    raise ValueError('validate_launcher must be mpirun or slurm, got %r' % (launcher,))
+
+
+def salloc_argv(hold, hosts, minutes, gpus_per_node):
+    """The validation's one Slurm allocation: every tested node whole, with all its memory and GPUs, in the
+    reservation ``hold``, for ``minutes``; ``--no-shell``, so that every job of the validation is a step of it, and
+    ``--immediate``, so that a node another job still holds fails the run instead of leaving it waiting."""
+    if not hosts:
+        raise ValueError('the allocation needs at least one node')
+    argv = ['salloc', '--no-shell', '--job-name=hpcfabric-validate', '--reservation=%s' % hold,
+            '--nodes=%d' % len(hosts), '--nodelist=%s' % ','.join(hosts), '--exclusive', '--mem=0',
+            '--time=%d' % max(1, int(minutes)), '--immediate=%d' % SALLOC_WAIT]
+    if gpus_per_node:
+        argv.append('--gpus-per-node=%d' % int(gpus_per_node))
+    return argv
+
+
+def salloc_job(stderr):
+    """The job id in salloc's ``Granted job allocation N``; raises naming what salloc said instead."""
+    found = re.search(r'Granted job allocation (\d+)', stderr or '')
+    if not found:
+        raise ValueError('salloc granted no allocation: %s' % ' '.join((stderr or '').split())[-400:])
+    return found.group(1)
+
+
+def srun_argv(job, gpus_per_node, extra_args=()):
+    """A step of the validation's allocation ``job``: PMIx; ``--overlap``, so that the isolation's runs of one round
+    share their nodes; every GPU of each node (never one per task: that hides the others and breaks CUDA IPC under
+    ``ConstrainDevices``; the rank wrapper picks each rank's from ``SLURM_LOCALID``); no CPU binding of Slurm's (the
+    wrapper binds to the GPU's NUMA node); then ``validate_srun_extra_args``."""
+    argv = ['srun', '--jobid=%s' % job, '--overlap', '--mpi=pmix', '--cpu-bind=none']
+    if gpus_per_node:
+        argv.append('--gpus-per-node=%d' % int(gpus_per_node))
+    return argv + list(extra_args or ())
 
 
 def fetched_json(fetched):

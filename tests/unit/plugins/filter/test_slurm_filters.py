@@ -20,8 +20,8 @@ SETTINGS = {'controllers': ['node01'], 'compute': HOSTS, 'inventory': HOSTS, 've
 
 def test_the_slurm_filters_are_there_each_with_its_documentation():
     names = {'hostlist_compress', 'hostlist_expand', 'slurm_plan', 'slurm_files', 'slurm_inventory_problems',
-             'slurm_restart_needed', 'slurm_munge_key_action', 'slurm_readback_problems', 'slurm_drain_actions',
-             'slurm_hosts_block'}
+             'slurm_restart_needed', 'slurm_munge_key_action', 'slurm_readback_problems', 'slurm_nodes',
+             'slurm_validation_start', 'slurm_validation_end', 'slurm_hosts_block'}
     assert set(SLURM) == names
     here = Path(__file__).resolve().parents[4] / 'plugins' / 'filter'
     assert sorted(name for name in names if not (here / (name + '.yml')).exists()) == []
@@ -48,8 +48,26 @@ def test_a_plan_with_problems_is_refused_by_the_filters_name():
         SLURM['hostlist_expand']('node[3-1]')
 
 
-def test_inventory_problems_and_drain_actions_through_the_filters():
+def test_inventory_problems_and_the_validations_drains_through_the_filters():
     assert SLURM['slurm_inventory_problems'](dict(SETTINGS, partitions=[{'name': 'gpu', 'nodes': 'node0[5-6]'}])) == [
         'slurm_partitions[0] (gpu): names node[05-06], not in slurm_compute_group']
-    text = 'NodeName=node02 CPUTot=2 State=IDLE+DRAIN RealMemory=22528 Reason=hpcfabric: slow [root@2026-11-27T21:00:00]'
-    assert SLURM['slurm_drain_actions'](text, ['node02'], {}) == {'drain': [], 'resume': ['node02'], 'kept': []}
+    text = '\n'.join([
+        'NodeName=node01 CPUTot=2 State=IDLE RealMemory=22528',
+        'NodeName=node02 CPUTot=2 State=IDLE+DRAIN RealMemory=22528 Reason=hpcfabric: slow [root@2026-11-27T21:00:00]',
+        'NodeName=node03 CPUTot=2 State=IDLE+DRAIN RealMemory=22528 Reason=bad DIMM [alice@2026-11-20T08:00:00]'])
+    assert SLURM['slurm_nodes'](text)['node03']['Reason'] == 'bad DIMM [alice@2026-11-20T08:00:00]'
+    start = SLURM['slurm_validation_start'](text, ['node01', 'node02', 'node03'], {'node01': 8, 'node02': 8})
+    assert start == {'test': ['node01', 'node02'], 'held': [{'node': 'node02', 'reason': 'hpcfabric: slow'}],
+                     'skip': [{'node': 'node03', 'reason': 'drained: bad DIMM [alice@2026-11-20T08:00:00]'}],
+                     'gpus_per_node': 8, 'problems': []}
+    verdicts = [{'host': 'node01', 'verdict': 'FAIL', 'reasons': [
+        {'source': 'isolation', 'verdict': 'FAIL', 'reason': 'node: fails with every partner on every rail',
+         'action': 'drain node01'}]}, {'host': 'node02', 'verdict': 'PASS', 'reasons': []}]
+    drain = {'node': 'node01', 'reason': 'hpcfabric: isolation: node: fails with every partner on every rail'}
+    assert SLURM['slurm_validation_end'](text, start['held'], verdicts) == {
+        'drain': [drain], 'resume': ['node02'], 'kept': [], 'apply': [drain]}
+
+
+def test_the_validations_drains_name_the_filter_on_bad_input():
+    with pytest.raises(AnsibleFilterError, match='^slurm_validation_start: '):
+        SLURM['slurm_validation_start']('NodeName=node01 State=IDLE', ['node01'], {'node01': 'eight'})

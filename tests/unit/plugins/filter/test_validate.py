@@ -20,9 +20,10 @@ def test_filters_are_registered():
     filters = FilterModule().filters()
     assert sorted(filters) == ['allreduce_threshold', 'allreduce_verdict', 'host_problems', 'hostfile_entries',
                                'hostfile_hosts', 'interface_states', 'isolation_launch', 'isolation_rails', 'isolation_step',
-                               'mpi_launch_tools', 'mpirun_error', 'mpirun_hosts', 'pair_results', 'pair_threshold',
-                               'perftest_problems', 'preflight_problems', 'report_runs', 'shared_dir_problems',
-                               'threshold_inputs', 'train_smoke_verdict', 'validate_settings']
+                               'job_hosts', 'mpi_launch_tools', 'mpirun_error', 'pair_results', 'pair_threshold',
+                               'perftest_problems', 'preflight_problems', 'report_runs', 'salloc_argv', 'salloc_job',
+                               'shared_dir_problems', 'srun_argv', 'threshold_inputs', 'train_smoke_verdict',
+                               'validate_settings']
     assert all(filters[name].__name__ == name for name in filters)
 
 
@@ -78,10 +79,17 @@ def test_filters_pass_arguments_through():
     train = filters['train_smoke_verdict']([{'rc': 0}, {'rc': 0}], [{}, {}], 'a')
     assert (train['passed'], train['mpirun_rc']) == (False, {'first': 0, 'resumed': 0})
     assert filters['report_runs'](BENCH, [])[0]['name'] == 'all nodes (2 ranks)'
-    entries = [{'name': 'a-fab', 'slots': 8}, {'name': 'b-fab', 'slots': 4}]
-    assert filters['mpirun_hosts'](entries) == ['--host', 'a-fab:8,b-fab:4', '-np', '12']
-    assert filters['mpirun_hosts'](entries, rotate=1) == ['--host', 'b-fab:4,a-fab:8', '-np', '12']
-    assert filters['mpirun_hosts'](entries, rotate=2)[1] == 'a-fab:8,b-fab:4'
+    entries = {'a': {'name': 'a-fab', 'slots': 8}, 'b': {'name': 'b-fab', 'slots': 4}}
+    assert filters['job_hosts'](entries, ['a', 'b'], 'mpirun') == ['--host', 'a-fab:8,b-fab:4', '-np', '12']
+    assert filters['job_hosts'](entries, ['a', 'b'], 'mpirun', rotate=1) == ['--host', 'b-fab:4,a-fab:8', '-np', '12']
+    assert filters['job_hosts'](entries, ['a', 'b'], 'mpirun', rotate=2)[1] == 'a-fab:8,b-fab:4'
+    assert filters['job_hosts'](entries, ['b', 'a'], 'mpirun')[1] == 'b-fab:4,a-fab:8'
+    assert filters['job_hosts'](entries, ['a', 'b'], 'slurm')[:2] == ['--nodes=2', '--ntasks=12']
+    assert filters['srun_argv']('4242', 8, ['--export=ALL']) == [
+        'srun', '--jobid=4242', '--overlap', '--mpi=pmix', '--cpu-bind=none', '--gpus-per-node=8', '--export=ALL']
+    assert filters['salloc_argv']('hold', ['a', 'b'], 15, 0)[:4] == [
+        'salloc', '--no-shell', '--job-name=hpcfabric-validate', '--reservation=hold']
+    assert filters['salloc_job']('salloc: Granted job allocation 4242\n') == '4242'
     assert filters['shared_dir_problems'](['a'], {'a': {'mark': {'failed': True, 'msg': 'denied'}, 'listing': {}}},
                                           '/d', 'u') == {
         'a': ['validate_checkpoint_dir /d: u cannot write there (denied): create it on the shared filesystem, '
@@ -108,8 +116,19 @@ def test_filters_pass_arguments_through():
     ('mpirun_error', ({'rc': 1}, 'allreduce', ''), {}, '^mpirun_error: launcher must be a non-empty string'),
     ('train_smoke_verdict', ([], [], 'a'), {}, '^train_smoke_verdict: runs must be a list of 2 results'),
     ('report_runs', ({},), {}, '^report_runs: bench must be the JSON'),
-    ('mpirun_hosts', ([],), {}, '^mpirun_hosts: entries must be a non-empty list'),
-    ('mpirun_hosts', ([{'name': 'a', 'slots': 1}],), {'rotate': -1}, '^mpirun_hosts: rotate must be a whole number'),
+    ('job_hosts', ({}, [], 'mpirun'), {}, '^job_hosts: entries must be a non-empty list'),
+    ('job_hosts', ({'a': {'name': 'a', 'slots': 1}}, ['a'], 'mpirun'), {'rotate': -1},
+     '^job_hosts: rotate must be a whole number'),
+    ('job_hosts', ({'a': {'name': 'a', 'slots': 1}}, ['a'], 'slurm'), {'rotate': -1},
+     '^job_hosts: rotate must be a whole number'),
+    ('job_hosts', ([], ['a'], 'mpirun'), {}, '^job_hosts: entries must map each host'),
+    ('job_hosts', ({}, ['a'], 'slurm'), {}, '^job_hosts: no hostfile entry for a$'),
+    ('job_hosts', ({'a': {'name': 'a', 'slots': 1}}, ['a'], 'pbs'), {},
+     '^job_hosts: validate_launcher must be mpirun or slurm'),
+    ('srun_argv', ('4242', 'eight'), {}, '^srun_argv: '),
+    ('salloc_argv', ('hold', [], 15, 8), {}, '^salloc_argv: the allocation needs at least one node$'),
+    ('salloc_job', ('salloc: error: Job submit/allocate failed: Invalid account',), {},
+     '^salloc_job: salloc granted no allocation: salloc: error: Job submit/allocate failed: Invalid account$'),
     ('shared_dir_problems', (['a'], {}, '/d', 'u'), {}, '^shared_dir_problems: no shared directory check for a$'),
 ])
 def test_errors_become_filter_errors(name, args, kwargs, message):

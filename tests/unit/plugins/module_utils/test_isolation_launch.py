@@ -37,7 +37,7 @@ def settings(**changes):
     base = {'tool': 'auto', 'device': 'cuda', 'work_dir': '/var/tmp/hpcfabric-validate/',
             'perftest': {'gpu01': PERFTEST, 'gpu02': PERFTEST}, 'perftest_bytes': 8388608, 'perftest_seconds': 5,
             'perftest_port': 18515, 'perftest_args': [],
-            'mpirun': ['/usr/bin/mpirun', '--bind-to', 'none'],
+            'launch': ['/usr/bin/mpirun', '--bind-to', 'none'],
             'entries': {'gpu01': {'name': 'gpu01-rail0', 'slots': 8}, 'gpu02': {'name': 'gpu02-rail0', 'slots': 8}},
             'rank_argv': ['/opt/hpcfabric/bench/rank_env.sh', '/var/tmp/hpcfabric-validate/affinity', '/venv/bin/python'],
             'bench': ['/opt/hpcfabric/bench/allreduce.py', '--device', 'cuda']}
@@ -89,6 +89,27 @@ def test_mpi_runs_are_one_rank_per_node_on_the_rail_alone(fixture_path, fixture_
     assert launch['clients']['gpu01'] == [
         {'run': 0, 'end': 'client', 'tcp_port': None, 'argv': mpi_argv(0, 'mlx5_0:1')},
         {'run': 1, 'end': 'client', 'tcp_port': None, 'argv': mpi_argv(1, 'mlx5_1:1')}]
+
+
+def test_under_slurm_a_pair_runs_as_an_srun_step_on_the_inventory_names(fixture_path, fixture_text):
+    srun = ['srun', '--jobid=4242', '--overlap', '--mpi=pmix', '--cpu-bind=none']
+    launch = round_launches(RUNS, roce_nodes(fixture_path, fixture_text),
+                            settings(tool='mpi', launcher='slurm', launch=srun))
+    assert [(run['tool'], run['json']) for run in launch['runs']] == [
+        ('mpi', '/var/tmp/hpcfabric-validate/pair-rail0.json'), ('mpi', '/var/tmp/hpcfabric-validate/pair-rail1.json')]
+    argv = launch['clients']['gpu01'][1]['argv']
+    # one task on each node of the pair, by Slurm's node names (the inventory's), never the hostfile's rail names
+    assert argv == srun + ['--nodes=2', '--ntasks=2', '--distribution=arbitrary', '--nodelist=gpu01,gpu02',
+                           '/opt/hpcfabric/bench/rank_env.sh', '/var/tmp/hpcfabric-validate/affinity', '--rail', '1',
+                           '/usr/bin/env', 'UCX_NET_DEVICES=mlx5_1:1', '/venv/bin/python',
+                           '/opt/hpcfabric/bench/allreduce.py', '--device', 'cuda',
+                           '--json', '/var/tmp/hpcfabric-validate/pair-rail1.json']
+    assert not any(arg in ('--host', '-np') or 'rail0' in arg for arg in argv)
+
+
+def test_an_unknown_launcher_is_refused(fixture_path, fixture_text):
+    with pytest.raises(ValueError, match='^validate_launcher must be mpirun or slurm'):
+        round_launches(RUNS, roce_nodes(fixture_path, fixture_text), settings(tool='mpi', launcher='pbs'))
 
 
 def lab_nodes():

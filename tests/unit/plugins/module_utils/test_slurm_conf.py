@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import json
 import random
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +16,8 @@ import pytest
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.slurm_conf import (
     REASON_MAX, cluster_plan, drain_resume_actions, gpu_cores, hostlist_compress, hostlist_expand, hosts_block,
     inventory_problems, munge_key_action, node_gpu_cores, node_hardware, node_readback_problems, parse_scontrol_nodes,
-    plan_from_hostvars, plugins, render_cgroup_conf, render_gres_conf, render_slurm_conf, render_topology_conf, restart_needed)
+    plan_from_hostvars, plugins, render_cgroup_conf, render_gres_conf, render_slurm_conf, render_topology_conf,
+    restart_needed, validation_end, validation_start)
 
 PROBE = Path(__file__).resolve().parents[4] / 'roles' / 'slurm' / 'files' / 'cpu_topology.py'
 # the setup facts (hardware subset) of a 2-socket, 56-core, 2-thread node with 2 TiB
@@ -391,6 +393,226 @@ def test_no_node_is_both_drained_and_resumed_whatever_the_states():
             assert actions['drain'] == []
 
 
+# --- the validation under Slurm: which nodes it tests, holds, drains and resumes ----------------------------------
+
+OWN = 'hpcfabric: isolation: node: fails with every partner on every rail'
+THEIRS = 'bad DIMM, ticket 4711 [alice@2026-11-20T08:00:00]'
+
+
+def _states(*lines):
+    return parse_scontrol_nodes('\n'.join(lines))
+
+
+def _verdict(host, verdict, *reasons):
+    """A node of node_verdicts' output; each reason ``(source, verdict, reason)``."""
+    return {'host': host, 'verdict': verdict, 'reasons': [
+        {'source': source, 'verdict': judged, 'reason': reason, 'action': 'drain %s' % host}
+        for source, judged, reason in reasons]}
+
+
+def _fail(host, reason='node: fails with every partner on every rail', source='isolation'):
+    return _verdict(host, 'FAIL', (source, 'FAIL', reason))
+
+
+def _skipped(start):
+    return dict((item['node'], item['reason']) for item in start['skip'])
+
+
+def test_validation_start_tests_idle_nodes_and_skips_those_no_job_can_start_on():
+    states = _states(
+        _scontrol('node0001', 'IDLE'),
+        _scontrol('node0002', 'DOWN', reason='Not responding [slurm@2026-11-27T19:00:00]'),
+        _scontrol('node0003', 'IDLE*'),
+        _scontrol('node0004', 'IDLE+DRAIN', reason=THEIRS),
+        _scontrol('node0005', 'IDLE'))
+    hosts = ['node0005', 'node0004', 'node0003', 'node0002', 'node0001']
+    start = validation_start(states, hosts, dict((host, 8) for host in hosts))
+    # in hosts order, not scontrol's
+    assert start['test'] == ['node0005', 'node0001']
+    assert (start['held'], start['gpus_per_node'], start['problems']) == ([], 8, [])
+    skipped = _skipped(start)
+    assert sorted(skipped) == ['node0002', 'node0003', 'node0004']
+    assert 'DOWN' in skipped['node0002'] and 'IDLE*' in skipped['node0003']
+    # someone else's drain is named with their reason, so that the report says why the node was left out
+    assert 'bad DIMM, ticket 4711' in skipped['node0004']
+
+
+def test_validation_start_holds_the_nodes_an_earlier_validation_drained_and_tests_them_again():
+    states = _states(_scontrol('node0001', 'IDLE'),
+                     _scontrol('node0002', 'IDLE+DRAIN', reason=OWN + ' [root@2026-11-27T20:00:00]'))
+    start = validation_start(states, ['node0001', 'node0002'], {'node0001': 8, 'node0002': 8})
+    assert start['test'] == ['node0001', 'node0002']
+    # the reason as the validation wrote it, without the [user@time] scontrol adds
+    assert start['held'] == [{'node': 'node0002', 'reason': OWN}]
+    assert (start['skip'], start['problems']) == ([], [])
+
+
+def test_validation_start_names_a_host_slurm_does_not_know():
+    start = validation_start(_states(_scontrol('node0001', 'IDLE')), ['node0001', 'node0009'],
+                             {'node0001': 8, 'node0009': 8})
+    assert start['test'] == ['node0001']
+    assert len(start['problems']) == 1 and 'node0009' in start['problems'][0]
+    assert 'node0009' not in _skipped(start)
+
+
+def test_validation_start_refuses_tested_nodes_with_other_gpu_counts():
+    states = _states(_scontrol('node0001', 'IDLE'), _scontrol('node0002', 'IDLE', gres='gpu:4'),
+                     _scontrol('node0003', 'IDLE+DRAIN', reason='hpcfabric: x [root@2026-11-27T20:00:00]'))
+    start = validation_start(states, ['node0001', 'node0002', 'node0003'],
+                             {'node0001': 8, 'node0002': 4, 'node0003': 8})
+    assert len(start['problems']) == 1
+    assert re.search(r'\b8\b', start['problems'][0]) and re.search(r'\b4\b', start['problems'][0])
+    # a held node is tested: its GPUs count too
+    start = validation_start(states, ['node0002', 'node0003'], {'node0002': 4, 'node0003': 8})
+    assert len(start['problems']) == 1
+
+
+def test_validation_start_ignores_the_gpus_of_nodes_it_skips():
+    states = _states(_scontrol('node0001', 'IDLE'), _scontrol('node0002', 'DOWN', gres='gpu:4'),
+                     _scontrol('node0003', 'IDLE+DRAIN', gres='gpu:4', reason=THEIRS), _scontrol('node0004', 'IDLE'))
+    start = validation_start(states, ['node0001', 'node0002', 'node0003', 'node0004'],
+                             {'node0001': 8, 'node0002': 4, 'node0003': 4, 'node0004': 8})
+    assert (start['test'], start['gpus_per_node'], start['problems']) == (['node0001', 'node0004'], 8, [])
+
+
+def test_validation_start_of_nodes_without_gpus_asks_for_none():
+    start = validation_start(_states(_scontrol('node0001', 'IDLE', gres='(null)')), ['node0001'], {'node0001': None})
+    assert (start['test'], start['gpus_per_node'], start['problems']) == (['node0001'], 0, [])
+
+
+def test_validation_start_with_every_node_skipped_has_no_node_to_test():
+    states = _states(_scontrol('node0001', 'DOWN*'), _scontrol('node0002', 'IDLE+DRAIN', reason=THEIRS))
+    start = validation_start(states, ['node0001', 'node0002'], {'node0001': 8, 'node0002': 8})
+    assert start['test'] == [] and start['held'] == []
+    assert len(start['problems']) == 1 and start['problems'][0].startswith('no node to test')
+    assert 'node0001' in start['problems'][0] and 'node0002' in start['problems'][0]
+
+
+# Slurm 21.08 and later show a node that does not respond as a +NOT_RESPONDING flag, older ones as IDLE*+DRAIN
+@pytest.mark.parametrize('state, reason', [
+    ('IDLE+NOT_RESPONDING', None),
+    ('IDLE+DRAIN+NOT_RESPONDING', OWN + ' [root@2026-11-27T20:00:00]'),
+    ('IDLE*+DRAIN', OWN + ' [root@2026-11-27T20:00:00]'),
+])
+def test_validation_start_skips_a_node_that_does_not_respond_whatever_slurm_writes(state, reason):
+    start = validation_start(_states(_scontrol('node0001', 'IDLE'), _scontrol('node0002', state, reason=reason)),
+                             ['node0001', 'node0002'], {'node0001': 8, 'node0002': 8})
+    assert start['test'] == ['node0001'] and start['held'] == []
+    assert list(_skipped(start)) == ['node0002']
+
+
+def _end(states, hosts, verdicts):
+    """validation_end as the role calls it: held as validation_start gave it on the same states."""
+    start = validation_start(states, hosts, dict((host, 8) for host in hosts))
+    return validation_end(states, start['held'], verdicts)
+
+
+def _applied(end):
+    return dict((item['node'], item['reason']) for item in end['apply'])
+
+
+def test_validation_end_drains_a_failed_node_with_its_first_failing_reason():
+    states = _states(_scontrol('node0001', 'IDLE'), _scontrol('node0002', 'IDLE'))
+    verdicts = [_verdict('node0001', 'PASS'),
+                _verdict('node0002', 'FAIL', ('allreduce', 'WARN', 'busbw 80% of the threshold'),
+                         ('isolation', 'FAIL', 'node: fails with every partner on every rail'),
+                         ('health', 'FAIL', 'GPU 3: XID 79'))]
+    end = _end(states, ['node0001', 'node0002'], verdicts)
+    wanted = {'node': 'node0002', 'reason': 'hpcfabric: isolation: node: fails with every partner on every rail'}
+    assert end['drain'] == [wanted] and end['apply'] == [wanted]
+    assert (end['resume'], end['kept']) == ([], [])
+
+
+def test_validation_end_resumes_a_held_node_that_passed():
+    states = _states(_scontrol('node0001', 'IDLE+DRAIN', reason=OWN + ' [root@2026-11-27T20:00:00]'))
+    end = _end(states, ['node0001'], [_verdict('node0001', 'PASS')])
+    assert end['resume'] == ['node0001']
+    assert (end['apply'], end['drain']) == ([], [])
+
+
+@pytest.mark.parametrize('verdict', ['UNKNOWN', 'WARN'])
+def test_validation_end_puts_a_held_node_it_could_not_judge_back_to_its_drain(verdict):
+    states = _states(_scontrol('node0001', 'IDLE+DRAIN', reason=OWN + ' [root@2026-11-27T20:00:00]'))
+    end = _end(states, ['node0001'], [_verdict('node0001', verdict, ('isolation', verdict, 'no pair ran'))])
+    # the run resumed it inside the reservation: its old drain, as the validation wrote it, is written again
+    assert end['apply'] == [{'node': 'node0001', 'reason': OWN}]
+    assert (end['resume'], end['drain']) == ([], [])
+
+
+def test_validation_end_drains_again_a_held_node_that_fails_for_the_same_reason():
+    states = _states(_scontrol('node0001', 'IDLE+DRAIN', reason=OWN + ' [root@2026-11-27T20:00:00]'))
+    end = _end(states, ['node0001'], [_fail('node0001')])
+    # drained with that reason before the run, so no new drain; but the run resumed it, so it is applied again
+    assert end['drain'] == []
+    assert end['apply'] == [{'node': 'node0001', 'reason': OWN}]
+    assert end['resume'] == []
+
+
+def test_validation_end_drains_a_held_node_that_fails_for_another_reason_once():
+    states = _states(_scontrol('node0001', 'IDLE+DRAIN', reason=OWN + ' [root@2026-11-27T20:00:00]'))
+    end = _end(states, ['node0001'], [_fail('node0001', 'GPU 3: XID 79', source='health')])
+    assert end['apply'] == [{'node': 'node0001', 'reason': 'hpcfabric: health: GPU 3: XID 79'}]
+    assert end['drain'] == end['apply'] and end['resume'] == []
+
+
+def test_validation_end_keeps_someone_elses_drain_of_a_failed_node():
+    states = _states(_scontrol('node0001', 'IDLE+DRAIN', reason=THEIRS),
+                     _scontrol('node0002', 'DOWN', reason='power supply [bob@2026-11-21T08:00:00]'))
+    end = validation_end(states, [], [_fail('node0001'), _fail('node0002')])
+    assert end['kept'] == [{'node': 'node0001', 'reason': THEIRS},
+                           {'node': 'node0002', 'reason': 'power supply [bob@2026-11-21T08:00:00]'}]
+    assert (end['apply'], end['drain'], end['resume']) == ([], [], [])
+
+
+def test_validation_end_leaves_alone_what_it_neither_judged_nor_held():
+    # drained by an earlier validation, but left out of this run (--limit): no verdict, not held
+    states = _states(_scontrol('node0001', 'IDLE'),
+                     _scontrol('node0002', 'IDLE+DRAIN', reason=OWN + ' [root@2026-11-27T20:00:00]'))
+    end = validation_end(states, [], [_verdict('node0001', 'PASS')])
+    assert end == {'drain': [], 'resume': [], 'kept': [], 'apply': []}
+
+
+def test_validation_end_whatever_the_states_and_verdicts():
+    states_of = ['IDLE', 'IDLE*', 'IDLE+DRAIN', 'MIXED+DRAIN', 'DRAINED', 'DOWN', 'DOWN*', 'DOWN+DRAIN', 'ALLOCATED']
+    reasons = [None, OWN + ' [root@2026-11-27T20:00:00]', 'hpcfabric: old finding [root@2026-11-26T20:00:00]',
+               THEIRS, 'Not responding [slurm@2026-11-27T19:00:00]']
+    hosts = ['node0001', 'node0002']
+    fail_other = _fail('node0001', 'GPU 3: XID 79', source='health')
+    judgements = ('PASS', 'FAIL', 'FAIL-OTHER', 'WARN', 'UNKNOWN', None)
+    for state, reason, judged in itertools.product(states_of, reasons, judgements):
+        case = (state, reason, judged)
+        states = _states(_scontrol('node0001', state, reason=reason), _scontrol('node0002', 'IDLE'))
+        if judged == 'FAIL':
+            verdicts = [_fail('node0001')]
+        elif judged == 'FAIL-OTHER':
+            verdicts = [fail_other]
+        elif judged is None:
+            verdicts = []
+        else:
+            verdicts = [_verdict('node0001', judged, ('isolation', judged, 'x'))]
+        verdicts.append(_verdict('node0002', 'PASS'))
+        start = validation_start(states, hosts, {'node0001': 8, 'node0002': 8})
+        end = validation_end(states, start['held'], verdicts)
+        applied = _applied(end)
+        assert len(applied) == len(end['apply']), case
+        assert not set(applied) & set(end['resume']), case
+        assert all(text.startswith('hpcfabric: ') and len(text) <= REASON_MAX for text in applied.values()), case
+        # a node someone else drained or took down: never drained again (their reason would be lost), never resumed
+        theirs = bool(reason) and not reason.startswith('hpcfabric:') and ('DRAIN' in state or 'DOWN' in state)
+        if theirs:
+            assert 'node0001' not in applied and 'node0001' not in end['resume'], case
+        # a node that passed is never drained; one that failed where a job ran on it always is
+        if judged == 'PASS':
+            assert 'node0001' not in applied, case
+        if judged in ('FAIL', 'FAIL-OTHER') and 'node0001' in start['test']:
+            assert 'node0001' in applied, case
+        # a held node leaves the run drained unless it passed
+        if [item['node'] for item in start['held']] == ['node0001'] and judged != 'PASS':
+            assert 'node0001' in applied, case
+        # the node that passed and was never drained is not touched
+        assert 'node0002' not in applied and 'node0002' not in end['resume'], case
+
+
 def test_the_cpu_topology_probe_maps_each_online_cpu_to_its_socket_and_core(tmp_path):
     """roles/slurm/files/cpu_topology.py, run as the role runs it, on a sysfs CPU directory laid out as the kernel's."""
     for cpu, socket, core in ((0, 0, 0), (1, 1, 0), (2, 0, 0), (10, 1, 4)):
@@ -403,3 +625,21 @@ def test_the_cpu_topology_probe_maps_each_online_cpu_to_its_socket_and_core(tmp_
     (tmp_path / 'cpufreq').mkdir()
     out = subprocess.run([sys.executable, str(PROBE), str(tmp_path)], capture_output=True, text=True, check=True).stdout
     assert json.loads(out) == {'0': [0, 0], '1': [1, 0], '2': [0, 0], '10': [1, 4]}
+
+
+@pytest.mark.parametrize('name', ['scontrol-show-node-22.05.8.txt', 'scontrol-show-node-oneliner-22.05.8.txt'])
+def test_recorded_scontrol_output_gives_each_nodes_state_and_reason_and_what_the_validation_does(name):
+    """Real output (tests/unit/fixtures/slurm/README.md): node02 drained by the validation, node03 by hand."""
+    text = (Path(__file__).resolve().parents[2] / 'fixtures' / 'slurm' / name).read_text()
+    nodes = parse_scontrol_nodes(text)
+    assert sorted(nodes) == ['node01', 'node02', 'node03']
+    assert nodes['node01']['State'] == 'IDLE' and 'Reason' not in nodes['node01']
+    assert nodes['node02']['Reason'].startswith('hpcfabric: isolation: node: fails with every partner on every rail [')
+    assert nodes['node03']['Reason'].startswith('DIMM replacement, ticket 4711 [root@')
+    assert nodes['node02']['OS'].startswith('Linux 6.18.44-fc-v657 #1 SMP')
+    assert (nodes['node01']['CPUTot'], nodes['node01']['RealMemory']) == ('2', '22528')
+    start = validation_start(nodes, ['node01', 'node02', 'node03'], {'node01': 0, 'node02': 0, 'node03': 0})
+    assert start['test'] == ['node01', 'node02']
+    assert start['held'] == [{'node': 'node02', 'reason': 'hpcfabric: isolation: node: fails with every partner on '
+                                                          'every rail'}]
+    assert [item['node'] for item in start['skip']] == ['node03'] and start['problems'] == []

@@ -15,7 +15,8 @@ import pytest
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.mpi_hostfile import mpi_hostfile
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.cluster_model import build_model
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate.jobs import (
-    hostfile_entries, hostfile_hosts, mpirun_error, mpirun_hosts, pair_results,
+    hostfile_entries, hostfile_hosts, job_hosts, mpirun_error, mpirun_hosts, pair_results, salloc_argv, salloc_job,
+    srun_argv, srun_hosts,
 )
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate.report import report_runs
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.validate.thresholds import allreduce_threshold
@@ -313,3 +314,164 @@ def test_a_run_that_wrote_passing_results_then_exited_3_fails_with_its_results_k
                                       '24.6 GB/s at 1 MiB ≥ 1.5 GB/s)')
     assert report_runs(bench, None, run['rc'])[0] == {'name': 'all nodes (16 ranks)', 'hosts': ['node01', 'node02'],
                                                       'bench': BENCH, 'mpirun_rc': 3}
+
+
+# srun_hosts and job_hosts: a job's host arguments, for mpirun or for srun
+
+def _nodelist(argv):
+    return [arg[len('--nodelist='):].split(',') for arg in argv if arg.startswith('--nodelist=')]
+
+
+def test_srun_hosts_list_every_tasks_node_in_the_jobs_order_so_that_task_0_is_on_the_first():
+    # any other distribution places tasks in Slurm's node order: an isolation pair led by node03 would have its rank 0,
+    # which writes the results the leader reads, on node01
+    entries = [{'host': 'node03', 'slots': 2}, {'host': 'node01', 'slots': 2}]
+    assert srun_hosts(entries) == ['--nodes=2', '--ntasks=4', '--distribution=arbitrary',
+                                   '--nodelist=node03,node03,node01,node01']
+    # rotating by the whole list is no rotation: task 0 stays on the first node
+    assert srun_hosts(entries, rotate=2) == srun_hosts(entries)
+
+
+def test_srun_hosts_rotated_list_every_tasks_node_so_that_task_0_is_on_the_next_node():
+    entries = [{'host': 'node01', 'slots': 2}, {'host': 'node02', 'slots': 2}, {'host': 'node03', 'slots': 2}]
+    argv = srun_hosts(entries, rotate=1)
+    assert argv[:3] == ['--nodes=3', '--ntasks=6', '--distribution=arbitrary']
+    assert not any(arg.startswith('--ntasks-per-node') for arg in argv)
+    # one name per task, node by node in the rotated order: srun gives task N the Nth name
+    assert _nodelist(argv) == [['node02', 'node02', 'node03', 'node03', 'node01', 'node01']]
+    assert _nodelist(srun_hosts(entries, rotate=5)) == [['node03', 'node03', 'node01', 'node01', 'node02', 'node02']]
+
+
+def test_srun_hosts_with_slots_that_differ_list_every_tasks_node():
+    argv = srun_hosts([{'host': 'node01', 'slots': 3}, {'host': 'node02', 'slots': 1}])
+    assert argv == ['--nodes=2', '--ntasks=4', '--distribution=arbitrary', '--nodelist=node01,node01,node01,node02']
+
+
+@pytest.mark.parametrize('entries, rotate, message', [
+    ([], 0, '^entries must be a non-empty list of {host, slots}'),
+    ({'host': 'node01', 'slots': 1}, 0, '^entries must be a non-empty list of {host, slots}'),
+    ([{'host': 'node01', 'slots': 1}], -1, '^rotate must be a whole number of at least 0'),
+    ([{'host': 'node01', 'slots': 1}], True, '^rotate must be a whole number of at least 0'),
+    ([{'host': 'node01', 'slots': 0}], 0, '^each entry must be {host, slots} with at least one slot'),
+    ([{'host': 'node01', 'slots': True}], 0, '^each entry must be {host, slots} with at least one slot'),
+    ([{'host': 'node01', 'slots': '8'}], 0, '^each entry must be {host, slots} with at least one slot'),
+    ([{'name': 'node01-rail0', 'slots': 8}], 0, '^each entry must be {host, slots} with at least one slot'),
+    ([{'host': 'node01', 'slots': 8}, 'node02'], 1, '^each entry must be {host, slots} with at least one slot'),
+])
+def test_srun_hosts_reject(entries, rotate, message):
+    with pytest.raises(ValueError, match=message):
+        srun_hosts(entries, rotate)
+
+
+ENTRIES = {'node01': {'name': 'node01-rail0', 'slots': 8}, 'node02': {'name': 'node02-rail0', 'slots': 8},
+           'node03': {'name': 'node03-rail0', 'slots': 4}}
+
+
+def test_job_hosts_for_mpirun_are_the_hostfile_names_in_the_jobs_order():
+    assert job_hosts(ENTRIES, ['node02', 'node01'], 'mpirun') == [
+        '--host', 'node02-rail0:8,node01-rail0:8', '-np', '16']
+    assert job_hosts(ENTRIES, ['node01', 'node02', 'node03'], 'mpirun', rotate=1) == [
+        '--host', 'node02-rail0:8,node03-rail0:4,node01-rail0:8', '-np', '20']
+
+
+def test_job_hosts_for_slurm_are_the_inventory_names():
+    argv = job_hosts(ENTRIES, ['node01', 'node02'], 'slurm')
+    assert argv == ['--nodes=2', '--ntasks=16', '--distribution=arbitrary',
+                    '--nodelist=%s' % ','.join(['node01'] * 8 + ['node02'] * 8)]
+    assert not any('rail0' in arg for arg in argv)
+    rotated = job_hosts(ENTRIES, ['node01', 'node02'], 'slurm', rotate=1)
+    assert '--distribution=arbitrary' in rotated
+    assert _nodelist(rotated) == [['node02'] * 8 + ['node01'] * 8]
+
+
+@pytest.mark.parametrize('entries, hosts, launcher, message', [
+    (ENTRIES, ['node01'], 'pbs', '^validate_launcher must be mpirun or slurm, got \'pbs\''),
+    (ENTRIES, ['node01'], None, '^validate_launcher must be mpirun or slurm'),
+    (ENTRIES, ['node01', 'node04'], 'mpirun', '^no hostfile entry for node04$'),
+    (ENTRIES, ['node05', 'node04'], 'slurm', '^no hostfile entry for node05, node04$'),
+    ([{'name': 'node01-rail0', 'slots': 8}], ['node01'], 'mpirun', '^entries must map each host to its {name, slots}'),
+    (ENTRIES, [], 'slurm', '^entries must be a non-empty list'),
+])
+def test_job_hosts_reject(entries, hosts, launcher, message):
+    with pytest.raises(ValueError, match=message):
+        job_hosts(entries, hosts, launcher)
+
+
+# the validation's Slurm allocation (salloc) and its steps (srun)
+
+def test_salloc_argv_holds_every_tested_node_whole_in_the_reservation():
+    argv = salloc_argv('hpcfabric-validate-gpu_nodes', ['node01', 'node02'], 30, 8)
+    assert argv[0] == 'salloc'
+    for arg in ('--no-shell', '--reservation=hpcfabric-validate-gpu_nodes', '--nodes=2', '--nodelist=node01,node02',
+                '--exclusive', '--mem=0', '--time=30', '--gpus-per-node=8'):
+        assert argv.count(arg) == 1, arg
+    immediate = [arg for arg in argv if arg.startswith('--immediate')]
+    assert len(immediate) == 1 and int(immediate[0].split('=')[1]) > 0
+    assert not any(arg.startswith(('--gpus-per-task', '--gres')) for arg in argv)
+
+
+def test_salloc_argv_asks_no_gpus_of_nodes_without_them():
+    argv = salloc_argv('hold', ['node01'], 10, 0)
+    assert '--nodes=1' in argv and '--nodelist=node01' in argv
+    assert not any('gpu' in arg for arg in argv)
+
+
+def test_salloc_argv_never_asks_for_an_unlimited_time():
+    # Slurm reads --time=0 as no limit: a validation's allocation always ends
+    times = [arg for arg in salloc_argv('hold', ['node01'], 0, 0) if arg.startswith('--time=')]
+    assert len(times) == 1 and int(times[0][len('--time='):]) >= 1
+
+
+@pytest.mark.parametrize('hosts', [[], None])
+def test_salloc_argv_without_nodes_is_refused(hosts):
+    with pytest.raises(ValueError, match='^the allocation needs at least one node$'):
+        salloc_argv('hold', hosts, 30, 8)
+
+
+@pytest.mark.parametrize('stderr', [
+    'salloc: Granted job allocation 4242',
+    'salloc: Granted job allocation 4242\n',
+    'salloc: Pending job allocation 4242\nsalloc: job 4242 queued and waiting for resources\n'
+    'salloc: job 4242 has been allocated resources\nsalloc: Granted job allocation 4242',
+    'salloc: Required node not available (down, drained or reserved)\nsalloc: Pending job allocation 4242\n'
+    'salloc: Granted job allocation 4242\nsalloc: Waiting for resource configuration\n',
+])
+def test_salloc_job_is_the_granted_allocation(stderr):
+    assert salloc_job(stderr) == '4242'
+
+
+@pytest.mark.parametrize('stderr, said', [
+    ('salloc: error: Unable to allocate resources: Requested node configuration is not available\n',
+     'salloc: error: Unable to allocate resources: Requested node configuration is not available'),
+    ('salloc: Pending job allocation 4243\nsalloc: error: Unable to allocate resources: Immediate execution '
+     'impossible, insufficient priority\n', 'Immediate execution impossible, insufficient priority'),
+    ('', ''),
+    (None, ''),
+])
+def test_salloc_job_without_a_grant_names_what_salloc_said(stderr, said):
+    with pytest.raises(ValueError, match='^salloc granted no allocation') as raised:
+        salloc_job(stderr)
+    assert said in str(raised.value)
+
+
+def test_salloc_job_of_a_pending_allocation_is_no_grant():
+    with pytest.raises(ValueError, match='^salloc granted no allocation: salloc: Pending job allocation 4243'):
+        salloc_job('salloc: Pending job allocation 4243\nsalloc: job 4243 queued and waiting for resources\n')
+
+
+def test_srun_argv_is_a_step_of_the_allocation_with_every_gpu():
+    argv = srun_argv('4242', 8, ['--export=ALL', '--kill-on-bad-exit=1'])
+    assert argv[0] == 'srun'
+    for arg in ('--jobid=4242', '--overlap', '--mpi=pmix', '--cpu-bind=none', '--gpus-per-node=8'):
+        assert argv.count(arg) == 1, arg
+    # never one GPU per task: the other GPUs would be hidden and CUDA IPC broken under ConstrainDevices
+    assert not any(arg.startswith(('--gpus-per-task', '--gpu-bind', '--gres')) for arg in argv)
+    # validate_srun_extra_args come last, so that they can override what comes before
+    assert argv[-2:] == ['--export=ALL', '--kill-on-bad-exit=1']
+
+
+def test_srun_argv_of_nodes_without_gpus_and_without_extra_args():
+    argv = srun_argv('17', 0)
+    assert '--jobid=17' in argv and '--overlap' in argv and '--mpi=pmix' in argv and '--cpu-bind=none' in argv
+    assert not any('gpu' in arg for arg in argv)
+    assert argv == srun_argv('17', 0, [])
