@@ -122,7 +122,8 @@ def srun_hosts(entries, rotate=0):
     """srun's arguments for ``[{host, slots}]`` (Slurm's node names are the inventory's), one task per slot, rank 0
     on the first entry after the rotation, as mpirun puts it: ``--distribution=arbitrary`` with every task's node
     listed in order (any other distribution places tasks in Slurm's node order, whatever the list's order, and an
-    isolation run's leader, which reads the run's results, would not hold rank 0).
+    isolation run's leader, which reads the run's results, would not hold rank 0). No ``--nodes``: the list gives
+    them, and Slurm 24.11 refuses it beside ``--distribution=arbitrary`` (22.05 took both).
     """
     ordered = _rotated(entries, rotate, '{host, slots}')
     for entry in ordered:
@@ -130,7 +131,7 @@ def srun_hosts(entries, rotate=0):
         if not (isinstance(entry, dict) and entry.get('host') and isinstance(slots, int)
                 and not isinstance(slots, bool) and slots >= 1):
             raise ValueError('each entry must be {host, slots} with at least one slot, got %r' % (entry,))
-    return ['--nodes=%d' % len(ordered), '--ntasks=%d' % sum(entry['slots'] for entry in ordered),
+    return ['--ntasks=%d' % sum(entry['slots'] for entry in ordered),
             '--distribution=arbitrary',
             '--nodelist=%s' % ','.join(entry['host'] for entry in ordered for _slot in range(entry['slots']))]
 

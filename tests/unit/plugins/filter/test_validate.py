@@ -84,7 +84,7 @@ def test_filters_pass_arguments_through():
     assert filters['job_hosts'](entries, ['a', 'b'], 'mpirun', rotate=1) == ['--host', 'b-fab:4,a-fab:8', '-np', '12']
     assert filters['job_hosts'](entries, ['a', 'b'], 'mpirun', rotate=2)[1] == 'a-fab:8,b-fab:4'
     assert filters['job_hosts'](entries, ['b', 'a'], 'mpirun')[1] == 'b-fab:4,a-fab:8'
-    assert filters['job_hosts'](entries, ['a', 'b'], 'slurm')[:2] == ['--nodes=2', '--ntasks=12']
+    assert filters['job_hosts'](entries, ['a', 'b'], 'slurm')[:2] == ['--ntasks=12', '--distribution=arbitrary']
     assert filters['srun_argv']('4242', 8, ['--export=ALL']) == [
         'srun', '--jobid=4242', '--overlap', '--mpi=pmix', '--cpu-bind=none', '--gpus-per-node=8', '--export=ALL']
     assert filters['salloc_argv']('hold', ['a', 'b'], 15, 0)[:4] == [

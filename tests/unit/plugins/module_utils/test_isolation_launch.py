@@ -99,7 +99,7 @@ def test_under_slurm_a_pair_runs_as_an_srun_step_on_the_inventory_names(fixture_
         ('mpi', '/var/tmp/hpcfabric-validate/pair-rail0.json'), ('mpi', '/var/tmp/hpcfabric-validate/pair-rail1.json')]
     argv = launch['clients']['gpu01'][1]['argv']
     # one task on each node of the pair, by Slurm's node names (the inventory's), never the hostfile's rail names
-    assert argv == srun + ['--nodes=2', '--ntasks=2', '--distribution=arbitrary', '--nodelist=gpu01,gpu02',
+    assert argv == srun + ['--ntasks=2', '--distribution=arbitrary', '--nodelist=gpu01,gpu02',
                            '/opt/hpcfabric/bench/rank_env.sh', '/var/tmp/hpcfabric-validate/affinity', '--rail', '1',
                            '/usr/bin/env', 'UCX_NET_DEVICES=mlx5_1:1', '/venv/bin/python',
                            '/opt/hpcfabric/bench/allreduce.py', '--device', 'cuda',

@@ -326,7 +326,9 @@ def test_srun_hosts_list_every_tasks_node_in_the_jobs_order_so_that_task_0_is_on
     # any other distribution places tasks in Slurm's node order: an isolation pair led by node03 would have its rank 0,
     # which writes the results the leader reads, on node01
     entries = [{'host': 'node03', 'slots': 2}, {'host': 'node01', 'slots': 2}]
-    assert srun_hosts(entries) == ['--nodes=2', '--ntasks=4', '--distribution=arbitrary',
+    # and no --nodes: Slurm 24.11 refuses it beside --distribution=arbitrary ("--nodes is incompatible with
+    # --distribution=arbitrary", seen in the trixie lab); the list gives the nodes
+    assert srun_hosts(entries) == ['--ntasks=4', '--distribution=arbitrary',
                                    '--nodelist=node03,node03,node01,node01']
     # rotating by the whole list is no rotation: task 0 stays on the first node
     assert srun_hosts(entries, rotate=2) == srun_hosts(entries)
@@ -335,7 +337,7 @@ def test_srun_hosts_list_every_tasks_node_in_the_jobs_order_so_that_task_0_is_on
 def test_srun_hosts_rotated_list_every_tasks_node_so_that_task_0_is_on_the_next_node():
     entries = [{'host': 'node01', 'slots': 2}, {'host': 'node02', 'slots': 2}, {'host': 'node03', 'slots': 2}]
     argv = srun_hosts(entries, rotate=1)
-    assert argv[:3] == ['--nodes=3', '--ntasks=6', '--distribution=arbitrary']
+    assert argv[:2] == ['--ntasks=6', '--distribution=arbitrary']
     assert not any(arg.startswith('--ntasks-per-node') for arg in argv)
     # one name per task, node by node in the rotated order: srun gives task N the Nth name
     assert _nodelist(argv) == [['node02', 'node02', 'node03', 'node03', 'node01', 'node01']]
@@ -344,7 +346,7 @@ def test_srun_hosts_rotated_list_every_tasks_node_so_that_task_0_is_on_the_next_
 
 def test_srun_hosts_with_slots_that_differ_list_every_tasks_node():
     argv = srun_hosts([{'host': 'node01', 'slots': 3}, {'host': 'node02', 'slots': 1}])
-    assert argv == ['--nodes=2', '--ntasks=4', '--distribution=arbitrary', '--nodelist=node01,node01,node01,node02']
+    assert argv == ['--ntasks=4', '--distribution=arbitrary', '--nodelist=node01,node01,node01,node02']
 
 
 @pytest.mark.parametrize('entries, rotate, message', [
@@ -376,7 +378,7 @@ def test_job_hosts_for_mpirun_are_the_hostfile_names_in_the_jobs_order():
 
 def test_job_hosts_for_slurm_are_the_inventory_names():
     argv = job_hosts(ENTRIES, ['node01', 'node02'], 'slurm')
-    assert argv == ['--nodes=2', '--ntasks=16', '--distribution=arbitrary',
+    assert argv == ['--ntasks=16', '--distribution=arbitrary',
                     '--nodelist=%s' % ','.join(['node01'] * 8 + ['node02'] * 8)]
     assert not any('rail0' in arg for arg in argv)
     rotated = job_hosts(ENTRIES, ['node01', 'node02'], 'slurm', rotate=1)
