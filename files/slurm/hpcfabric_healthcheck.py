@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import socket
 import subprocess
 import sys
@@ -49,9 +48,6 @@ HEALTH_PREFIX = slurm_conf.HEALTH_PREFIX
 READ_BUDGET_S = 30
 COMMAND_TIMEOUT_S = 20
 SCONTROL_TIMEOUT_S = 10
-_DRAIN_FLAGS = ('DRAIN', 'DRAINED', 'DRAINING')
-# scontrol shows a reason with who set it and when after it: "hpcfabric: health: ... [root@2025-01-01T00:00:00]"
-_REASON_STAMP = re.compile(r' \[[^\[\]]*@[^\[\]]*\]$')
 
 
 # --- decisions ----------------------------------------------------------------------------------------------------
@@ -140,10 +136,6 @@ def problems(config, readings):
     return _gpu_problems(config, readings) + _rdma_problems(config, readings)
 
 
-def _drained(fields):
-    return any(flag.rstrip('*') in _DRAIN_FLAGS for flag in (fields.get('State') or '').split('+'))
-
-
 def action(found, fields):
     """``(what, reason)`` for this node: ``('drain', reason)``, ``('resume', the reason it had)`` or ``(None, None)``.
 
@@ -155,10 +147,10 @@ def action(found, fields):
     """
     if fields is None:
         return None, None
-    reason = _REASON_STAMP.sub('', (fields.get('Reason') or '').strip())
+    reason = slurm_conf.own_reason(fields.get('Reason'))
     ours = reason.startswith(HEALTH_PREFIX)
-    drained = _drained(fields)
-    down = (fields.get('State') or '').split('+')[0].rstrip('*') == 'DOWN'
+    drained = slurm_conf.is_drained(fields)
+    down = slurm_conf.is_down(fields)
     if found:
         wanted = slurm_conf.drain_reason('health: %s' % found[0])
         if (drained or down) and not ours:

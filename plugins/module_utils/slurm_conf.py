@@ -671,30 +671,44 @@ def drain_resume_actions(states, tested, findings):
     drain, resume, kept = [], [], []
     for node in tested:
         state = states.get(node) or {}
-        flags = state.get('State', '').split('+')
         reason = state.get('Reason') or ''
-        drained = any(flag.rstrip('*') in ('DRAIN', 'DRAINED', 'DRAINING') for flag in flags)
-        down = flags[0].rstrip('*') == 'DOWN'
-        ours = reason.startswith(REASON_PREFIX) and not reason.startswith(HEALTH_PREFIX)
+        drained = is_drained(state)
+        out_of_service = drained or is_down(state)
         if node in findings:
             wanted = drain_reason(findings[node])
-            if (drained or down) and not ours:
+            if out_of_service and not _ours(reason):
                 kept.append({'node': node, 'reason': reason})
-            elif not (drained and reason.split(' [')[0] == wanted):
+            elif not (drained and own_reason(reason) == wanted):
                 drain.append({'node': node, 'reason': wanted})
-        elif (drained or down) and ours:
+        elif out_of_service and _ours(reason):
             resume.append(node)
     return {'drain': drain, 'resume': resume, 'kept': kept}
 
 
-def _drained(state):
-    flags = state.get('State', '').split('+')
+def is_drained(state):
+    """Whether a node (``parse_scontrol_nodes``) is drained or draining (the health check reads it too)."""
+    flags = (state.get('State') or '').split('+')
     return any(flag.rstrip('*') in ('DRAIN', 'DRAINED', 'DRAINING') for flag in flags)
 
 
-def _own_reason(reason):
-    """A reason as it was written: scontrol shows it with `` [user@time]`` after it."""
-    return reason.split(' [')[0]
+def is_down(state):
+    """Whether a node's state is DOWN, responding or not (``DOWN*``)."""
+    return (state.get('State') or '').split('+')[0].rstrip('*') == 'DOWN'
+
+
+def _ours(reason):
+    """Whether a drain reason is the validation's own: the prefix, and not the node health check's."""
+    return reason.startswith(REASON_PREFIX) and not reason.startswith(HEALTH_PREFIX)
+
+
+# scontrol shows a reason with who set it and when after it: "hpcfabric: health: ... [root@2025-01-01T00:00:00]"
+_REASON_STAMP = re.compile(r' \[[^\[\]]*@[^\[\]]*\]$')
+
+
+def own_reason(reason):
+    """A reason as it was written, without the `` [user@time]`` scontrol shows after it (the health check reads it
+    too); a reason of its own with brackets in it stays whole."""
+    return _REASON_STAMP.sub('', (reason or '').strip())
 
 
 def validation_start(states, hosts, gpu_counts):
@@ -720,16 +734,15 @@ def validation_start(states, hosts, gpu_counts):
             problems.append('%s: not a node slurmctld knows (scontrol show node)' % host)
             continue
         text = state.get('State', '')
-        flags = text.split('+')
         reason = state.get('Reason') or ''
         # not responding: a '*' after the state (older Slurm), or the flag (21.08 on)
-        if flags[0].rstrip('*') == 'DOWN' or '*' in text or 'NOT_RESPONDING' in flags:
+        if is_down(state) or '*' in text or 'NOT_RESPONDING' in text.split('+'):
             skip.append({'node': host, 'reason': 'state %s%s' % (text, ' (%s)' % reason if reason else '')})
-        elif _drained(state) and (not reason.startswith(REASON_PREFIX) or reason.startswith(HEALTH_PREFIX)):
+        elif is_drained(state) and not _ours(reason):
             skip.append({'node': host, 'reason': 'drained: %s' % reason})
         else:
-            if _drained(state):
-                held.append({'node': host, 'reason': _own_reason(reason)})
+            if is_drained(state):
+                held.append({'node': host, 'reason': own_reason(reason)})
             test.append(host)
     counts = sorted(set(int(gpu_counts.get(host) or 0) for host in test))
     if len(counts) > 1:

@@ -13,8 +13,8 @@
 # /usr/local/cuda), GPU_PROOF_WORK (.cache/gpu-proof-work: Ansible's venv and collections path), GPU_PROOF_RANKS (2),
 # GPU_PROOF_MIN_BYTES (1M), GPU_PROOF_MAX_BYTES (256M), GPU_PROOF_ITERS (20), GPU_PROOF_ENGINES (auto: ring, mpi and
 # ipc, and nccl where the GPU Python's NCCL lets two ranks share a GPU; a comma list of them otherwise, the first
-# judged), GPU_PROOF_LIMIT_FRACTION (0.5: the judged engine's busbw from a quarter of the largest size up must reach
-# this share of the ipc engine's at the largest size), GPU_PROOF_JOB_TIMEOUT (900 s per MPI job).
+# judged), GPU_PROOF_LIMIT_FRACTION (0.5: the judged engine's busbw from 256 MiB up, or at the largest size if smaller,
+# must reach this share of the ipc engine's there), GPU_PROOF_JOB_TIMEOUT (900 s per MPI job).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 HERE="$ROOT/tests/gpu"

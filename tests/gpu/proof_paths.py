@@ -7,3 +7,5 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 HERE = ROOT / 'tests' / 'gpu'
 FIXTURES = HERE / 'fixtures'
+# the outputs of real runs on GPU nodes
+RUNS = ROOT / 'docs' / 'gpu_proof_runs'

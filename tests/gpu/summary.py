@@ -307,7 +307,8 @@ def render(outputs, checks, out):
     lines += ['', 'Two ranks on one node measure the CUDA-aware path (UCX cuda_copy/cuda_ipc, shared memory), not a '
               'fabric. The limit is what the GPU\'s memory allows two processes: the ipc engine reads the other '
               'rank\'s buffer through CUDA IPC and sums on the GPU, with no message. The threshold is '
-              'GPU_PROOF_LIMIT_FRACTION of it at the largest size.', '']
+              'GPU_PROOF_LIMIT_FRACTION of it at 256 MiB (or the largest size, if smaller), for every size from there '
+              'up.', '']
     return '\n'.join(lines)
 
 

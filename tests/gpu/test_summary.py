@@ -6,7 +6,7 @@ import json
 import shutil
 
 import summary
-from proof_paths import FIXTURES
+from proof_paths import FIXTURES, RUNS
 
 MIB = 1024 * 1024
 
@@ -124,3 +124,16 @@ def test_a_build_that_stopped_says_why(tmp_path):
     assert by_name(json.loads((tmp_path / 'checks.json').read_text())['checks'])['CUDA-aware MPI installed by the mpi role'][
         'detail'] == 'no local fact from the mpi role (mpi role: The copied tarball matches its checksum - mpi_source_package: failed)'
     assert 'Stopped early: mpi role: The copied tarball' in (tmp_path / 'summary.md').read_text()
+
+
+def test_the_recorded_h200_run_passes(tmp_path):
+    # the outputs of `make gpu-proof` on one H200 (docs/gpu_proof.md, Runs, 2026-11-28), judged again from a copy
+    # without the verdicts the node wrote
+    run = tmp_path / 'run'
+    shutil.copytree(RUNS / '2026-11-28-h200', run, ignore=shutil.ignore_patterns('beyond', 'checks.json', 'summary.md'))
+    assert summary.main([str(run)]) == 0
+    checks = by_name(json.loads((run / 'checks.json').read_text())['checks'])
+    assert checks['Allreduce on GPU buffers']['detail'].startswith('27 results correct on GPU buffers')
+    shares = summary.ratios(json.loads((run / 'allreduce.json').read_text()))
+    # the ring within sight of the node limit, MPI's own collective (host staging) far below it
+    assert 0.5 < shares['ring'][256 * MIB] < 1 and shares['mpi'][256 * MIB] < 0.01

@@ -20,6 +20,8 @@ from ansible_collections.hpcfabric.cluster.plugins.module_utils.perftest import 
 STDERR_LINES = 8
 # seconds salloc waits for the tested nodes, which the validation's reservation already keeps for it
 SALLOC_WAIT = 120
+# validate_launcher's values: what starts the validation's jobs
+LAUNCHERS = ('mpirun', 'slurm')
 
 
 def _slots(field, number):
@@ -49,16 +51,22 @@ def hostfile_entries(text):
     return entries
 
 
-def hostfile_hosts(entries, model, hosts):
-    """Each of ``hosts`` paired with the hostfile line that names it: ``{entries: {host: {name, slots}}, problems}``.
+def hostfile_hosts(entries, model, hosts, launcher='mpirun'):
+    """Each node's entry for the jobs' host lists: ``{entries: {host: entry}, problems}``; ``launcher`` is
+    ``validate_launcher`` (``mpirun`` or ``slurm``).
 
-    ``entries`` are the hostfile's lines (``hostfile_entries``), ``model`` the cluster model's ``hostfile``
-    (``[{host, name, slots}]``). A host's line is the one named by its model ``name`` (its primary fabric name) or by
-    the host itself (the mpi_hostfile role writes either); its ``name`` and ``slots`` are the line's, as mpirun reads
-    them. The lines pair by name, never by position: they may be in any order, and may list nodes that are not in
-    ``hosts`` (a run with ``--limit``). ``problems`` names each host no line names, each host two lines name, and each
-    line that names no node of the model (a stale hostfile).
+    For ``mpirun``, each of ``hosts`` paired with the hostfile line that names it. ``entries`` are the hostfile's lines
+    (``hostfile_entries``), ``model`` the cluster model's ``hostfile`` (``[{host, name, slots}]``). A host's line is
+    the one named by its model ``name`` (its primary fabric name) or by the host itself (the mpi_hostfile role writes
+    either); its ``name`` and ``slots`` are the line's, as mpirun reads them. The lines pair by name, never by
+    position: they may be in any order, and may list nodes that are not in ``hosts`` (a run with ``--limit``).
+    ``problems`` names each host no line names, each host two lines name, and each line that names no node of the
+    model (a stale hostfile).
+
+    For ``slurm``, no hostfile: srun takes Slurm's node names, the inventory's, and ``entries`` is not read. Every
+    node of the model is its own entry, the model's ``{host, name, slots}``, and there are no problems.
     """
+    _check_launcher(launcher)
     if not isinstance(entries, (list, tuple)):
         raise ValueError('hostfile entries must be a list of {name, slots}, got %r' % (entries,))
     if not isinstance(model, (list, tuple)):
@@ -73,6 +81,11 @@ def hostfile_hosts(entries, model, hosts):
         names[node['host']] = (node['name'], node['host'])
         owner.setdefault(node['name'], node['host'])
         owner.setdefault(node['host'], node['host'])
+    unknown = [host for host in hosts if host not in names]
+    if unknown:
+        raise ValueError('the cluster model has no node %s' % ', '.join(unknown))
+    if launcher == 'slurm':
+        return {'entries': dict((node['host'], dict(node)) for node in model), 'problems': []}
     lines = {}
     problems = []
     for entry in entries:
@@ -85,8 +98,6 @@ def hostfile_hosts(entries, model, hosts):
             lines.setdefault(host, []).append(entry)
     paired = {}
     for host in hosts:
-        if host not in names:
-            raise ValueError('the cluster model has no node %s' % (host,))
         found = lines.get(host, [])
         if not found:
             problems.append('%s: no line names it (%s)' % (host, ' or '.join(dict.fromkeys(names[host]))))
@@ -140,6 +151,7 @@ def job_hosts(entries, hosts, launcher, rotate=0):
     """The host arguments of a job on ``hosts``: mpirun's (``--host``, ``-np``) by each host's hostfile name, or
     srun's by its inventory name. ``entries`` maps each host to its ``{name, slots}``; ``launcher`` is
     ``validate_launcher`` (``mpirun`` or ``slurm``)."""
+    _check_launcher(launcher)
     if not isinstance(entries, dict):
         raise ValueError('entries must map each host to its {name, slots}, got %r' % (entries,))
     missing = [host for host in hosts if host not in entries]
@@ -147,9 +159,12 @@ def job_hosts(entries, hosts, launcher, rotate=0):
         raise ValueError('no hostfile entry for %s' % ', '.join(missing))
     if launcher == 'mpirun':
         return mpirun_hosts([entries[host] for host in hosts], rotate)
-    if launcher == 'slurm':
-        return srun_hosts([{'host': host, 'slots': entries[host]['slots']} for host in hosts], rotate)
-    raise ValueError('validate_launcher must be mpirun or slurm, got %r' % (launcher,))
+    return srun_hosts([{'host': host, 'slots': entries[host]['slots']} for host in hosts], rotate)
+
+
+def _check_launcher(launcher):
+    if launcher not in LAUNCHERS:
+        raise ValueError('validate_launcher must be %s, got %r' % (' or '.join(LAUNCHERS), launcher))
 
 
 def salloc_argv(hold, hosts, minutes, gpus_per_node):

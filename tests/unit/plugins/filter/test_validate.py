@@ -65,6 +65,8 @@ def test_filters_pass_arguments_through():
     assert filters['hostfile_hosts']([{'name': 'b-fab', 'slots': 4}, {'name': 'a-fab', 'slots': 8}],
                                      [{'host': 'a', 'name': 'a-fab', 'slots': 8}, {'host': 'b', 'name': 'b-fab', 'slots': 4}],
                                      ['a']) == {'entries': {'a': {'name': 'a-fab', 'slots': 8}}, 'problems': []}
+    assert filters['hostfile_hosts']([], [{'host': 'a', 'name': 'a-fab', 'slots': 8}], ['a'], 'slurm') == {
+        'entries': {'a': {'host': 'a', 'name': 'a-fab', 'slots': 8}}, 'problems': []}
     client = {'run': 0, 'end': 'client', 'argv': ['mpirun'], 'tcp_port': None}
     assert filters['pair_results']({'runs': [{'hosts': ['a', 'b'], 'rail': 1, 'tool': 'mpi'}]},
                                    [{'rc': 255, 'stderr_lines': ['ssh: b: no route'], 'item': {'item': client}}],
@@ -110,6 +112,7 @@ def test_filters_pass_arguments_through():
     ('host_problems', ({'a': None},), {}, '^host_problems: the problems of a must be a list'),
     ('hostfile_entries', ('a slots=x',), {}, '^hostfile_entries: hostfile line 1: slots=x is not a slot count'),
     ('hostfile_hosts', ([], [], ['a']), {}, '^hostfile_hosts: the cluster model has no node a$'),
+    ('hostfile_hosts', ([], [], [], 'pbs'), {}, "^hostfile_hosts: validate_launcher must be mpirun or slurm, got 'pbs'$"),
     ('pair_results', ([{'hosts': ['a', 'b']}], [], []), {}, "^pair_results: launch must be round_launches' result"),
     ('isolation_launch', ([], {}, {'tool': 'iperf'}), {}, '^isolation_launch: validate_isolation_tool must be one of'),
     ('perftest_problems', (['a'], {}, {}), {}, '^perftest_problems: the cluster model has no node a$'),

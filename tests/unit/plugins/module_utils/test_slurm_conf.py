@@ -372,6 +372,16 @@ def test_drain_resume_touches_only_the_validations_own_reasons():
         'kept': [{'node': 'node0003', 'reason': 'bad DIMM, ticket 4711 [alice@2026-11-20T08:00:00]'}]}
 
 
+def test_a_finding_with_brackets_is_already_drained_with_it():
+    # scontrol's " [user@time]" goes, the finding's own brackets stay: the same finding drains nothing again
+    finding = 'link: rail 1 [mlx5_1] slow'
+    states = parse_scontrol_nodes(_scontrol('node0001', 'IDLE+DRAIN',
+                                            reason='hpcfabric: %s [root@2026-11-27T20:00:00]' % finding))
+    assert drain_resume_actions(states, ['node0001'], {'node0001': finding}) == {'drain': [], 'resume': [], 'kept': []}
+    assert drain_resume_actions(states, ['node0001'], {'node0001': 'link: rail 0 [mlx5_0] slow'})['drain'] == [
+        {'node': 'node0001', 'reason': 'hpcfabric: link: rail 0 [mlx5_0] slow'}]
+
+
 def test_a_long_finding_is_cut_and_quotes_cannot_end_the_reason():
     actions = drain_resume_actions({}, ['node0001'], {'node0001': 'x"y\n' + 'z' * 500})
     reason = actions['drain'][0]['reason']

@@ -126,6 +126,36 @@ def test_hostfile_hosts_reject(entries, model, hosts, message):
         hostfile_hosts(entries, model, hosts)
 
 
+def test_hostfile_hosts_for_mpirun_are_the_hostfile_lines():
+    model = lab_model()
+    lines = hostfile_entries(mpi_hostfile(model, name_key='host'))
+    paired = hostfile_hosts(lines, model, ['node01', 'node03'], 'mpirun')
+    assert paired == hostfile_hosts(lines, model, ['node01', 'node03'])
+    assert paired == {'entries': {'node01': {'name': 'node01', 'slots': 8}, 'node03': {'name': 'node03', 'slots': 2}},
+                      'problems': []}
+
+
+@pytest.mark.parametrize('entries', [[], hostfile_entries('old-node07 slots=8\n')])
+def test_hostfile_hosts_for_slurm_are_the_cluster_models_whatever_the_hostfile(entries):
+    # srun reads no hostfile: every node of the model is its own {host, name, slots}, as the role's Jinja made them
+    model = lab_model()
+    paired = hostfile_hosts(entries, model, ['node02'], 'slurm')
+    assert paired == {'entries': dict((node['host'], node) for node in model), 'problems': []}
+    assert paired['entries']['node02'] == {'host': 'node02', 'name': 'node02-rail0', 'slots': 4}
+    # the jobs take each node's slots from them, by inventory name
+    assert job_hosts(paired['entries'], ['node01', 'node02'], 'slurm')[0] == '--ntasks=12'
+
+
+@pytest.mark.parametrize('launcher, hosts, message', [
+    ('srun', ['node01'], "^validate_launcher must be mpirun or slurm, got 'srun'$"),
+    (None, ['node01'], '^validate_launcher must be mpirun or slurm, got None$'),
+    ('slurm', ['node01', 'node07'], '^the cluster model has no node node07$'),
+])
+def test_hostfile_hosts_reject_a_launcher_or_host_it_does_not_know(launcher, hosts, message):
+    with pytest.raises(ValueError, match=message):
+        hostfile_hosts([], lab_model(), hosts, launcher)
+
+
 # mpirun_error, on mpirun's real stderr (tests/unit/fixtures/mpirun/SOURCES.md)
 
 # the end of a Python traceback a rank printed before Open MPI's own lines
