@@ -63,7 +63,8 @@ def spec_problems(options, hosts, variables_of):
         problems.extend('%s found in %s' % (message, host) for message in result.error_messages)
         if not result.error_messages:
             problems.extend('%s on %s: %s' % (retyped[0], host, retyped[1]) for retyped in
-                            (_retyped(provided[name], result.validated_parameters.get(name), name) for name in provided)
+                            (_retyped(provided[name], result.validated_parameters.get(name), name,
+                                      bool((options[name] or {}).get('no_log'))) for name in provided)
                             if retyped)
     return problems
 
@@ -77,19 +78,23 @@ def _kind(value):
     return type(value).__name__
 
 
-def _retyped(raw, typed, where):
+def _retyped(raw, typed, where, secret=False):
     """``(where, rule)`` of the first value the validator had to convert to its declared type, else None.
 
     The validator accepts ``"9000"`` for an int and ``yes`` for a bool, but the roles read the variable as the
     inventory wrote it: a string MTU or a bool where a list belongs would reach a template or a loop unconverted.
-    An int given for a float is the one conversion that changes nothing a role reads.
+    An int given for a float is the one conversion that changes nothing a role reads. The value of a ``secret``
+    option (``no_log`` in its spec: a password written as a bare number) is never shown.
     """
     if isinstance(raw, Mapping) and isinstance(typed, Mapping):
-        found = (_retyped(raw[key], typed.get(key), '%s.%s' % (where, key)) for key in raw)
+        found = (_retyped(raw[key], typed.get(key), '%s.%s' % (where, key), secret) for key in raw)
     elif isinstance(raw, list) and isinstance(typed, list) and len(raw) == len(typed):
-        found = (_retyped(a, b, '%s[%d]' % (where, index)) for index, (a, b) in enumerate(zip(raw, typed)))
+        found = (_retyped(a, b, '%s[%d]' % (where, index), secret) for index, (a, b) in enumerate(zip(raw, typed)))
     elif _kind(raw) == _kind(typed) or raw is None or (_kind(raw), _kind(typed)) == ('int', 'float'):
         return None
+    elif secret:
+        return (where, 'the %s would reach the roles as it is; write a %s (quote it in YAML; the value is not shown, '
+                'the option is no_log)' % (_kind(raw), _kind(typed)))
     else:
         # -e key=value on the command line always gives a string
         return (where, 'the %s %r would reach the roles as it is; write the %s %r%s' % (

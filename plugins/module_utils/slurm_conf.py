@@ -10,6 +10,8 @@ Pure functions, no I/O:
   partitions, leaves, plugins and the problems that stop anything from being rendered (naming variable and host).
 - ``render_slurm_conf``, ``render_gres_conf``, ``render_cgroup_conf``, ``render_topology_conf``: the files slurmctld
   serves in configless mode (``SlurmctldParameters=enable_configless``), one text each.
+- ``render_slurmdbd_conf``, ``accounting_sql``: accounting (slurmdbd and its MariaDB database on the primary
+  controller); the database password is an argument of these two alone, never part of the plan, which Ansible prints.
 - ``restart_needed``: whether a change of ``slurm.conf`` needs daemons restarted or only ``scontrol reconfigure``.
 - ``munge_key_action``: what to do with a node's munge key.
 - ``parse_scontrol_nodes`` and ``node_readback_problems``: ``scontrol show node -o`` read back against the plan.
@@ -41,9 +43,17 @@ _TASK_NONE_REMOVED = (23, 11)
 AUTODETECT_NVIDIA = (24, 11)
 # slurm.conf settings that slurmctld or slurmd read only at start (slurm.conf(5), scontrol(1) "reconfigure"):
 # a change of one restarts the daemons instead of reconfiguring them
-_RESTART_KEYS = ('AuthType', 'ClusterName', 'GresTypes', 'MpiDefault', 'PluginDir', 'ProctrackType', 'SelectType',
-                 'SelectTypeParameters', 'SlurmctldHost', 'SlurmctldParameters', 'SlurmctldPort', 'SlurmdPort',
-                 'SlurmdSpoolDir', 'SlurmUser', 'StateSaveLocation', 'SwitchType', 'TaskPlugin', 'TopologyPlugin')
+_RESTART_KEYS = ('AccountingStorageHost', 'AccountingStorageType', 'AuthType', 'ClusterName', 'GresTypes',
+                 'JobAcctGatherType', 'MpiDefault', 'PluginDir', 'ProctrackType', 'SelectType', 'SelectTypeParameters',
+                 'SlurmctldHost', 'SlurmctldParameters', 'SlurmctldPort', 'SlurmdPort', 'SlurmdSpoolDir', 'SlurmUser',
+                 'StateSaveLocation', 'SwitchType', 'TaskPlugin', 'TopologyPlugin')
+# from 23.11 the slurmdbd.service Slurm ships runs slurmdbd as the slurm user, with /run/slurmdbd as its runtime
+# directory; before, as root (Debian 12's unit: PIDFile=/run/slurmdbd.pid)
+_SLURMDBD_AS_SLURM = (23, 11)
+# what slurmdbd.conf and MariaDB's option files cannot carry in an unquoted value: blanks end it, '#' starts a comment,
+# quotes and backslashes are read as quoting (and the password sits in an SQL string between single quotes)
+_PASSWORD_FORBIDDEN = '#"\'\\`'
+PASSWORD_MIN = 12
 # node states (scontrol show node State=) in which a node takes jobs; anything else is a read-back problem
 _USABLE_STATES = ('IDLE', 'MIXED', 'ALLOCATED', 'COMPLETING')
 
@@ -296,13 +306,13 @@ def cluster_plan(model, hardware, settings):
     node_hardware(...) or None}`` (optionally with ``gpu_cores``: one list per GPU); ``settings``: ``controllers``
     (the hosts of the controller group, in order), ``compute`` (the hosts of the compute group), ``inventory`` (every
     host of the inventory), ``version``, ``cgroups``, ``cluster_name``, ``partitions``, ``topology_leaves``,
-    ``topology_spine``, ``gres_autodetect``, ``healthcheck`` (bool), ``healthcheck_program`` (its path on the nodes)
-    and ``healthcheck_interval`` (seconds).
+    ``topology_spine``, ``gres_autodetect``, ``healthcheck`` (bool), ``healthcheck_program`` (its path on the nodes),
+    ``healthcheck_interval`` (seconds), ``accounting`` (bool), ``accounting_db_name`` and ``accounting_db_user``.
 
     Returns ``{problems, controllers, nodes, groups, partitions, leaves, spine, version, cgroups, plugins,
-    gres_autodetect, cluster_name, healthcheck}``; ``groups`` are ``{names, node}`` of nodes with identical hardware, in
-    the order of their first node; ``healthcheck`` is ``{program, interval}`` or None. With problems, nothing may be
-    rendered.
+    gres_autodetect, cluster_name, healthcheck, accounting}``; ``groups`` are ``{names, node}`` of nodes with identical
+    hardware, in the order of their first node; ``healthcheck`` is ``{program, interval}`` or None; ``accounting`` is
+    ``accounting_plan``'s. With problems, nothing may be rendered.
     """
     problems, version, partitions, leaves = _inventory(settings)
     if version is None and not any(p.startswith('slurm_version') for p in problems):
@@ -331,11 +341,12 @@ def cluster_plan(model, hardware, settings):
     if settings.get('healthcheck') and settings.get('healthcheck_program'):
         healthcheck = {'program': settings['healthcheck_program'],
                        'interval': int(settings['healthcheck_interval'])}
+    accounting = accounting_plan(settings, controllers, version)
     if problems:
         return {'problems': problems, 'controllers': controllers, 'nodes': [], 'groups': [], 'partitions': [],
                 'leaves': [], 'spine': None, 'version': version, 'cgroups': bool(settings.get('cgroups')),
                 'plugins': {}, 'gres_autodetect': autodetect, 'cluster_name': settings.get('cluster_name'),
-                'healthcheck': healthcheck}
+                'healthcheck': healthcheck, 'accounting': accounting}
     nodes = [_node_entry(host, model_nodes.get(host), hardware[host]) for host in compute]
     groups = {}
     for node in nodes:
@@ -344,7 +355,32 @@ def cluster_plan(model, hardware, settings):
             'partitions': partitions, 'leaves': leaves, 'spine': settings.get('topology_spine') or 'spine',
             'version': version, 'cgroups': bool(settings.get('cgroups')),
             'plugins': plugins(version, settings.get('cgroups')), 'gres_autodetect': autodetect,
-            'cluster_name': settings.get('cluster_name') or 'cluster', 'healthcheck': healthcheck}
+            'cluster_name': settings.get('cluster_name') or 'cluster', 'healthcheck': healthcheck,
+            'accounting': accounting}
+
+
+def accounting_plan(settings, controllers, version):
+    """Accounting as the plan holds it: None where ``settings['accounting']`` is off, else ``{host, db_name, db_user,
+    jobacct_gather, pid_file}``.
+
+    slurmdbd and a local MariaDB run on the primary controller, ``host``, named as ``SlurmctldHost`` names it
+    (slurmctld, sacct and sacctmgr on every node resolve it); ``jobacct_gather`` follows the cgroups
+    (``jobacct_gather/cgroup`` beside ``proctrack/cgroup``, else ``jobacct_gather/linux``, which reads /proc);
+    ``pid_file`` is where the distribution's slurmdbd.service lets slurmdbd write it (Debian 12's unit runs it as root
+    and names /run/slurmdbd.pid; the unit Slurm ships from 23.11 runs it as slurm, with /run/slurmdbd its own). The
+    password is never here: Ansible prints the plan with every fact it sets.
+    """
+    if not settings.get('accounting'):
+        return None
+    try:
+        as_slurm = version is not None and version_tuple(version) >= _SLURMDBD_AS_SLURM
+    except ValueError:
+        as_slurm = False
+    return {'host': controllers[0] if controllers else None,
+            'db_name': settings.get('accounting_db_name') or 'slurm_acct_db',
+            'db_user': settings.get('accounting_db_user') or 'slurm',
+            'jobacct_gather': 'jobacct_gather/cgroup' if settings.get('cgroups') else 'jobacct_gather/linux',
+            'pid_file': '/run/slurmdbd/slurmdbd.pid' if as_slurm else '/run/slurmdbd.pid'}
 
 
 def cgroups_usable(facts):
@@ -489,6 +525,7 @@ def render_slurm_conf(plan, extra=None):
     if plan.get('healthcheck'):
         lines += ['HealthCheckProgram=%s' % plan['healthcheck']['program'],
                   'HealthCheckInterval=%d' % plan['healthcheck']['interval'], 'HealthCheckNodeState=ANY']
+    lines += _accounting_lines(plan, extra)
     lines += ['%s=%s' % (key, value) for key, value in sorted((extra or {}).items())]
     lines += [_node_line(group['names'], group['node']) for group in plan['groups']]
     lines += [_partition_line(partition, plan['nodes']) for partition in plan['partitions']]
@@ -537,6 +574,139 @@ def render_topology_conf(plan):
     lines += ['SwitchName=%s Nodes=%s' % (leaf['name'], hostlist_compress(leaf['nodes'])) for leaf in plan['leaves']]
     lines.append('SwitchName=%s Switches=%s' % (plan['spine'], hostlist_compress(leaf['name'] for leaf in plan['leaves'])))
     return '\n'.join(lines) + '\n'
+
+
+# --- accounting ---------------------------------------------------------------------------------------------------
+
+def _accounting_lines(plan, extra):
+    """slurm.conf's accounting lines: slurmctld sends job records to the slurmdbd on the primary controller, each job's
+    usage gathered by the plugin the cgroups allow; on a cluster with GPUs each job's GPUs are recorded too
+    (``AccountingStorageTRES=gres/gpu``: Slurm's default TRES have none), unless the site names its own TRES in
+    ``extra``. None without accounting: the file stays as it was."""
+    accounting = plan.get('accounting')
+    if not accounting:
+        return []
+    lines = ['AccountingStorageType=accounting_storage/slurmdbd', 'AccountingStorageHost=%s' % accounting['host'],
+             'JobAcctGatherType=%s' % accounting['jobacct_gather']]
+    if any(node['gpus'] for node in plan['nodes']) and 'accountingstoragetres' not in (
+            str(key).lower() for key in (extra or {})):
+        lines.append('AccountingStorageTRES=gres/gpu')
+    return lines
+
+
+def accounting_name_problem(name, longest):
+    """Why ``name`` cannot be the accounting database's name (``longest`` 64) or its user's (32: MariaDB's limits),
+    or None. Letters, digits and ``_`` only: the name goes into SQL and slurmdbd.conf unquoted."""
+    if not isinstance(name, str) or not re.fullmatch(r'[A-Za-z0-9_]{1,%d}' % longest, name):
+        return '%r is not a MariaDB name of letters, digits and _, at most %d characters' % (name, longest)
+    return None
+
+
+def password_problem(password):
+    """Why ``password`` cannot be the accounting database's password, or None. The text never quotes it.
+
+    slurmdbd.conf (``StoragePass=``) and MariaDB's option files read it unquoted, and the SQL that sets it has it
+    between single quotes: a blank or line break would end it, ``#`` start a comment, a quote, backquote or backslash
+    quote or escape what follows. At least ``PASSWORD_MIN`` printable ASCII characters."""
+    if password is None or password == '':
+        return 'not set; the accounting database needs a password (keep it in Ansible Vault)'
+    if not isinstance(password, str):
+        return 'must be a string (quote it in YAML)'
+    if any(not ('!' <= char <= '~') for char in password):
+        return 'has a blank, a line break or a character outside printable ASCII, which slurmdbd.conf cannot carry'
+    if any(char in _PASSWORD_FORBIDDEN for char in password):
+        return 'has one of # " \' ` \\, which slurmdbd.conf and MariaDB would read as a comment, quoting or an escape'
+    if len(password) < PASSWORD_MIN:
+        return 'is shorter than %d characters' % PASSWORD_MIN
+    return None
+
+
+def _accounting_of(plan):
+    _require(plan)
+    accounting = plan.get('accounting')
+    if not accounting:
+        raise ValueError('the Slurm plan has no accounting (slurm_accounting is off)')
+    for name, longest in ((accounting['db_name'], 64), (accounting['db_user'], 32)):
+        problem = accounting_name_problem(name, longest)
+        if problem:
+            raise ValueError(problem)
+    return accounting
+
+
+def _password(password):
+    problem = password_problem(password)
+    if problem:
+        raise ValueError('slurm_accounting_db_password: %s' % problem)
+    return password
+
+
+def render_slurmdbd_conf(plan, password):
+    """``slurmdbd.conf`` for the plan's accounting, with ``password`` (never stored in the plan). slurmdbd runs beside
+    its MariaDB on the primary controller, so both hosts are ``localhost``: ``DbdHost=localhost`` is taken whatever the
+    host calls itself (slurmdbd compares DbdHost with its short and long host names or ``localhost``, and stops when
+    none matches: an inventory name that is not the host name would stop it), and slurmdbd still listens on every
+    address for slurmctld and the clients, which reach it as ``AccountingStorageHost``. ``StorageHost=localhost`` is
+    MariaDB's unix socket. Raises ValueError on a plan without accounting or a password slurmdbd.conf cannot carry."""
+    accounting = _accounting_of(plan)
+    password = _password(password)
+    lines = [_HEADER.rstrip('\n'), 'AuthType=auth/munge', 'DbdHost=localhost', 'SlurmUser=slurm',
+             'LogFile=/var/log/slurm/slurmdbd.log', 'PidFile=%s' % accounting['pid_file'],
+             'StorageType=accounting_storage/mysql', 'StorageHost=localhost',
+             'StorageLoc=%s' % accounting['db_name'], 'StorageUser=%s' % accounting['db_user'],
+             'StoragePass=%s' % password]
+    return '\n'.join(lines) + '\n'
+
+
+# what accounting_sql's reads print, one line each: the database, its user, the user's grant on it
+_DB_STATE_KEYS = ('database', 'user', 'grant')
+
+
+def accounting_db_state(text):
+    """``{database, user, grant}`` (bools) from what ``accounting_sql(plan)`` printed (``mariadb --batch
+    --skip-column-names``: ``database<TAB>1`` ...). Raises ValueError naming the line it cannot read or what is
+    missing."""
+    state = {}
+    for line in (text or '').splitlines():
+        if not line.strip():
+            continue
+        fields = line.split()
+        if len(fields) != 2 or fields[0] not in _DB_STATE_KEYS or not fields[1].isdigit():
+            raise ValueError('cannot read %r in what MariaDB answered' % line)
+        state[fields[0]] = int(fields[1]) > 0
+    missing = [key for key in _DB_STATE_KEYS if key not in state]
+    if missing:
+        raise ValueError('MariaDB answered nothing about the %s' % ', '.join(missing))
+    return state
+
+
+def accounting_sql(plan, found=None, login_ok=False, password=None):
+    """The SQL MariaDB's root runs (``mariadb`` over the unix socket, the text on stdin, never in argv) for the
+    accounting database.
+
+    Without ``found``: the reads, which print whether the database, its user (``'<user>'@'localhost'``, as slurmdbd
+    connects over the socket) and the user's grant on the database exist; exact comparisons, not ``SHOW DATABASES
+    LIKE``, where ``_`` is a wildcard. With ``found`` (what the reads printed) and ``login_ok`` (whether the user logged
+    in with ``password``): the writes for what is missing - the database, the user with the password, or a new
+    password where the user is there and the login failed, the grant - or '' where nothing is."""
+    accounting = _accounting_of(plan)
+    db, user = accounting['db_name'], accounting['db_user']
+    if found is None:
+        return ("SELECT 'database', COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = '%s';\n"
+                "SELECT 'user', COUNT(*) FROM mysql.user WHERE User = '%s' AND Host = 'localhost';\n"
+                "SELECT 'grant', COUNT(*) FROM mysql.db WHERE Db = '%s' AND User = '%s' AND Host = 'localhost';\n"
+                % (db, user, db, user))
+    state = accounting_db_state(found)
+    statements = []
+    if not state['database']:
+        statements.append('CREATE DATABASE IF NOT EXISTS `%s`;' % db)
+    if not state['user']:
+        statements.append("CREATE USER IF NOT EXISTS '%s'@'localhost' IDENTIFIED BY '%s';"
+                          % (user, _password(password)))
+    elif not login_ok:
+        statements.append("ALTER USER '%s'@'localhost' IDENTIFIED BY '%s';" % (user, _password(password)))
+    if not state['grant']:
+        statements.append("GRANT ALL PRIVILEGES ON `%s`.* TO '%s'@'localhost';" % (db, user))
+    return '\n'.join(statements) + '\n' if statements else ''
 
 
 def hosts_block(hostvars, hosts):

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright (c) hpcfabric maintainers
 """The slurm role's input rules: group and cluster names, the version, partitions, leaf switches, the site's own
-slurm.conf settings, the node health check's settings and the munge key's directory on the controller.
+slurm.conf settings, the node health check's settings, accounting (its database's name, user and password) and the
+munge key's directory on the controller.
 
 Rules that need the inventory's groups (a partition or leaf naming hosts outside ``slurm_compute_group``, a controller
 group that is empty or holds more than two hosts) are in ``module_utils/slurm_conf.py`` (``inventory_problems``,
@@ -13,7 +14,7 @@ import re
 
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.input_syntax import label_problem, path_problem
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.slurm_conf import (
-    AUTODETECT_NVIDIA, hostlist_expand, version_tuple)
+    AUTODETECT_NVIDIA, accounting_name_problem, hostlist_expand, password_problem, version_tuple)
 
 # an Ansible group name as the inventory plugins take it without a warning
 _GROUP_RE = re.compile(r'^[A-Za-z_][A-Za-z0-9_]*$')
@@ -32,6 +33,9 @@ MANAGED_KEYS = ('ClusterName', 'SlurmctldHost', 'SlurmctldParameters', 'AuthType
 _MANAGED_LOWER = dict((key.lower(), key) for key in MANAGED_KEYS)
 # what the role writes while slurm_healthcheck is on; off, a site may name its own health check in slurm_conf_extra
 HEALTHCHECK_KEYS = ('HealthCheckProgram', 'HealthCheckInterval', 'HealthCheckNodeState')
+# what the role writes while slurm_accounting is on; off, a site may point slurmctld at a slurmdbd of its own there
+# (AccountingStorageTRES stays the site's: the role writes gres/gpu only where the site names no TRES)
+ACCOUNTING_KEYS = ('AccountingStorageType', 'AccountingStorageHost', 'JobAcctGatherType')
 
 
 def _value_problem(value):
@@ -123,6 +127,29 @@ def _healthcheck_problems(settings):
     return found
 
 
+def _accounting_problems(settings):
+    """Accounting's rules. The password is checked whenever it is given and required while accounting is on; no
+    message quotes it."""
+    found = []
+    accounting = settings.get('slurm_accounting')
+    if accounting is not None and not isinstance(accounting, bool):
+        found.append(('slurm_accounting', 'must be true or false, got %r' % (accounting,)))
+    password = settings.get('slurm_accounting_db_password')
+    if password in (None, '') and accounting is True:
+        found.append(('slurm_accounting_db_password', 'required while slurm_accounting is true: the password slurmdbd '
+                      'logs in to its MariaDB database with (keep it in Ansible Vault)'))
+    elif password is not None:
+        problem = password_problem(password)
+        if problem:
+            found.append(('slurm_accounting_db_password', problem))
+    for name, longest in (('slurm_accounting_db_name', 64), ('slurm_accounting_db_user', 32)):
+        if settings.get(name) is not None:
+            problem = accounting_name_problem(settings[name], longest)
+            if problem:
+                found.append((name, problem))
+    return found
+
+
 def problems(settings):
     """See ``role_settings``."""
     found = []
@@ -159,6 +186,8 @@ def problems(settings):
             managed = dict(_MANAGED_LOWER)
             if settings.get('slurm_healthcheck', True) is not False:
                 managed.update((key.lower(), key) for key in HEALTHCHECK_KEYS)
+            if settings.get('slurm_accounting') is True:
+                managed.update((key.lower(), key) for key in ACCOUNTING_KEYS)
             for key, value in extra.items():
                 if str(key).lower() in managed:
                     found.append(('slurm_conf_extra', '%s is written by the role (from the cluster model and its '
@@ -171,6 +200,7 @@ def problems(settings):
     if reserved is not None and (not isinstance(reserved, int) or isinstance(reserved, bool) or reserved < 0):
         found.append(('slurm_memory_reserved_mb', 'must be a whole number of MB, 0 or more, got %r' % (reserved,)))
     found += _healthcheck_problems(settings)
+    found += _accounting_problems(settings)
     key_dir = settings.get('slurm_munge_key_dir')
     if key_dir is not None:
         found += [('slurm_munge_key_dir', problem) for problem in [path_problem(key_dir, owned=True, private=True)]

@@ -123,3 +123,13 @@ def role_task_facts():
 
 def test_role_facts_lists_every_public_fact_a_role_sets():
     assert role_task_facts() == set(ROLE_FACTS)
+
+
+def test_a_secret_of_the_wrong_type_is_named_without_its_value():
+    # a password written as a bare number in YAML: named, its value never shown (the option is no_log)
+    hostvars = {'n1': {'slurm_accounting': True, 'slurm_accounting_db_password': 918273645546372819}}
+    problems = inventory_spec_problems(hostvars, ['n1'], ['slurm'])
+    assert len(problems) == 1 and problems[0].startswith('slurm_accounting_db_password on n1: the int would reach')
+    assert '918273645546372819' not in problems[0]
+    # a value that is not secret still shows what to write
+    assert '9000' in inventory_spec_problems({'n1': {'fabric_network_mtu': '9000'}}, ['n1'], ['fabric_network'])[0]
