@@ -132,10 +132,10 @@ stage_build() {
   got="$(ansible-builder introspect "$inst" | sed -n "s/^- '\(.*\)'$/\1/p" | sort)"
   [ "$want" = "$got" ] || die "ansible-builder introspect of the installed tarball gives:\n$got\nexpected:\n$want"
   echo "ansible-builder introspect: $(echo "$got" | wc -l) requirements from meta/execution-environment.yml: ok"
-  # what Galaxy and Automation Hub run on upload: galaxy-importer, without a container (tools/galaxy-importer.cfg). An
-  # error (a logged one, or one of ansible-lint's own, which it logs as a warning) or no success fails the stage; its
-  # other warnings are shown. Its ansible-lint sees the collection alone, so the dependency collections come in on
-  # Python's path (Ansible looks for collections there too); it writes its result file in the working directory.
+  # what Galaxy and Automation Hub run on upload: galaxy-importer, without a container (tools/galaxy-importer.cfg; its
+  # ansible-lint is the ansible-lint stage's). An error or no success fails the stage; its warnings are shown. It sees
+  # the collection alone, so the dependency collections come in on Python's path (Ansible looks for collections there
+  # too); it writes its result file in the working directory.
   local gi gi_start gi_rc=0 d
   gi="$(mktemp -d)"
   trap 'rm -rf "$inst" "$gi"' RETURN
@@ -144,10 +144,7 @@ stage_build() {
     [ "$(basename "$d")" = hpcfabric ] || ln -s "$d" "$gi/deps/ansible_collections/"
   done
   gi_start=$SECONDS
-  # the importer gives its ansible-lint 180 s of wall time, which make test's nice 19 beside the labs can starve: it
-  # runs at the usual priority (where it may: CI runs as root)
-  (renice -n 0 -p "$BASHPID" >/dev/null 2>&1 || true
-   cd "$gi" && PYTHONPATH="$gi/deps" GALAXY_IMPORTER_CONFIG="$ROOT/tools/galaxy-importer.cfg" GALAXY_IMPORTER_TMP_ROOT_DIR="$gi" \
+  (cd "$gi" && PYTHONPATH="$gi/deps" GALAXY_IMPORTER_CONFIG="$ROOT/tools/galaxy-importer.cfg" GALAXY_IMPORTER_TMP_ROOT_DIR="$gi" \
     GALAXY_IMPORTER_ANSIBLE_LOCAL_TMP="$gi/ansible-tmp" python -m galaxy_importer.main "$tarball") > "$gi/log" 2>&1 || gi_rc=$?
   grep -v '^Loading ' "$gi/log" | sed 's/^/  galaxy-importer: /'
   if [ "$gi_rc" -ne 0 ] || grep -qE '^(ERROR|CRITICAL|WARNING: (ERROR|CRITICAL))' "$gi/log" ||
