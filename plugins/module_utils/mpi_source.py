@@ -12,6 +12,15 @@ above"). The role therefore builds Open MPI 5 with its bundled copies, which its
 unless the site names its own with ``--with-pmix=...`` and the like in ``mpi_source_ompi_configure_extra`` (a
 Slurm site that launches with ``srun --mpi=pmix`` against the PMIx its Slurm was built with).
 
+Slurm starts the ranks of a job with ``srun --mpi=pmix``: its plugin is the PMIx server, each rank's Open MPI the
+client. A server whose PMIx was built with munge (Debian's libpmix2 depends on libmunge2) tells its clients to
+authenticate with munge (``PMIX_SECURITY_MODE``), and a bundled PMIx built on a host without munge's headers - the
+source build's, which installs none - has no munge component: ``pmix_psec_base_open failed``, every rank aborts
+(seen in the lab with Open MPI 4.1.4 under Slurm 22.05; open-mpi/ompi#11557, #10307). With ``PMIX_MCA_psec=native``
+in the job environment (a client keeps a value that is already set) the ranks authenticate the way PMIx does by
+default, which every server accepts. A build against the site's own PMIx (``--with-pmix=<dir>``, such as the one its
+Slurm uses) has that PMIx's components and gets no such setting.
+
 UCX hard-codes ``-Werror`` in its build (``BASE_CFLAGS`` in ``config/m4/compiler.m4``), so a release builds only with
 the compilers its authors had: UCX 1.13 and 1.14 stop on gcc 13's ``enum-int-mismatch`` (openucx/ucx#9058, fixed in
 1.15; met by ``make gpu-proof`` on Ubuntu 24.04). Warnings of a release build are the authors' to fix, not a reason
@@ -58,6 +67,19 @@ def configure_flags(prefix, ompi_version, cuda=False, cuda_home='/usr/local/cuda
     ucx_no_werror = [flag for flag in UCX_NO_WERROR if flag.split('=', 1)[0] not in ucx_named]
     return {'ucx': ['--prefix=%s' % prefix] + ucx_cuda + ucx_no_werror + ucx_extra,
             'ompi': ['--prefix=%s' % prefix, '--with-ucx=%s' % prefix] + ompi_cuda + bundled + ompi_extra}
+
+
+def runtime_environment(prefix, ompi_extra=()):
+    """The variables every process of the build at ``prefix`` runs with: its login shells, modules and jobs.
+
+    ``OPAL_PREFIX`` lets a package unpacked into another prefix than it was built in find its components;
+    ``PMIX_MCA_psec=native`` where Open MPI carries its bundled PMIx (no ``--with-pmix=<dir>`` in ``ompi_extra``).
+    """
+    env = {'MPI_HOME': prefix, 'OPAL_PREFIX': prefix}
+    pmix = [flag.split('=', 1) for flag in (ompi_extra or []) if flag.split('=', 1)[0] in ('--with-pmix', '--without-pmix')]
+    if not pmix or pmix[-1] == ['--with-pmix', 'internal']:
+        env['PMIX_MCA_psec'] = 'native'
+    return env
 
 
 def build_plan(states, build_host=None):

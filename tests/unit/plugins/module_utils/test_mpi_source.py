@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.hpcfabric.cluster.plugins.module_utils.mpi_source import build_plan, configure_flags
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.mpi_source import build_plan, configure_flags, runtime_environment
 
 PREFIX = '/opt/hpcfabric/openmpi-x'
 
@@ -60,6 +60,18 @@ def test_an_unreadable_version_is_refused(version):
 
 def _states(**hosts):
     return {host: {'stamp': stamp, 'needed': needed} for host, (stamp, needed) in hosts.items()}
+
+
+@pytest.mark.parametrize('extra', [[], ['--enable-mpirun-prefix-by-default'], ['--with-pmix=internal'],
+                                   ['--with-pmix=/opt/pmix', '--with-pmix=internal']])
+def test_a_build_with_the_bundled_pmix_authenticates_to_slurm_the_native_way(extra):
+    assert runtime_environment(PREFIX, extra) == {'MPI_HOME': PREFIX, 'OPAL_PREFIX': PREFIX, 'PMIX_MCA_psec': 'native'}
+
+
+@pytest.mark.parametrize('extra', [['--with-pmix=/opt/pmix'], ['--with-pmix=external'], ['--without-pmix'],
+                                   ['--with-pmix=internal', '--with-pmix=/usr/lib/x86_64-linux-gnu/pmix2']])
+def test_a_build_against_the_site_pmix_keeps_that_pmix_security_choice(extra):
+    assert runtime_environment(PREFIX, extra) == {'MPI_HOME': PREFIX, 'OPAL_PREFIX': PREFIX}
 
 
 def test_on_new_hosts_the_first_builds_packs_and_the_others_install_its_package():
