@@ -2,14 +2,16 @@
 # Copyright (c) hpcfabric maintainers
 """Filters of the slurm role and the validation under Slurm: hostlist_compress, hostlist_expand, slurm_plan,
 slurm_files, slurm_inventory_problems, slurm_restart_needed, slurm_munge_key_action, slurm_readback_problems,
-slurm_nodes, slurm_validation_start, slurm_validation_end, slurm_hosts_block.
+slurm_nodes, slurm_validation_start, slurm_validation_end, slurm_hosts_block, slurm_install_plan,
+slurm_version_problems.
 
 Each is documented in its own file beside this one, as ansible-doc looks documentation up by filter name. The logic is
-in module_utils/slurm_conf.py.
+in module_utils/slurm_conf.py, and for the install (packages, site repository, installed version) in
+module_utils/slurm_install.py.
 """
 from __future__ import annotations
 
-from ansible_collections.hpcfabric.cluster.plugins.module_utils import slurm_conf
+from ansible_collections.hpcfabric.cluster.plugins.module_utils import slurm_conf, slurm_install
 from ansible_collections.hpcfabric.cluster.plugins.plugin_utils.filters import as_filter
 
 
@@ -46,7 +48,9 @@ _FILTERS = (as_filter('hostlist_compress', slurm_conf.hostlist_compress),
             as_filter('slurm_nodes', slurm_conf.parse_scontrol_nodes),
             as_filter('slurm_validation_start', _start),
             as_filter('slurm_validation_end', _end),
-            as_filter('slurm_hosts_block', slurm_conf.hosts_block))
+            as_filter('slurm_hosts_block', slurm_conf.hosts_block),
+            as_filter('slurm_install_plan', slurm_install.install_plan),
+            as_filter('slurm_version_problems', slurm_install.version_problems))
 
 
 class FilterModule(object):

@@ -10,7 +10,9 @@ its refusals and the move of the distribution's packages to DOCA's build.
 from __future__ import annotations
 
 import re
-from urllib.parse import urlsplit
+
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.package_repository import (
+    apt_repository, repository_files)
 
 
 def installed_core_packages(installed, core_names, doca_version_pattern):
@@ -60,16 +62,11 @@ def inactive_ports(ib):
     return lines
 
 
-# where the role writes DOCA-OFED's signing key and repository, per package manager
-DOCA_FILES = {
-    'apt': {'key': '/etc/apt/keyrings/hpcfabric-doca.asc', 'repo': '/etc/apt/sources.list.d/hpcfabric-doca.sources',
-            'pin': '/etc/apt/preferences.d/hpcfabric-doca.pref'},
-    'dnf': {'key': '/etc/pki/rpm-gpg/RPM-GPG-KEY-hpcfabric-doca', 'repo': '/etc/yum.repos.d/hpcfabric-doca.repo'},
-}
-# DOCA's packages share their names with the distribution's. Above apt's default 500, DOCA's build of every package
-# its repository has wins, even where the distribution's is newer, without downgrading anything installed (that
-# takes 1000). dnf takes a package from the repository with the lowest priority number (default 99).
-APT_PIN_PRIORITY = 600
+# where the role writes DOCA-OFED's signing key and repository (and apt pin), per package manager
+DOCA_FILES = dict((kind, repository_files('doca', kind)) for kind in ('apt', 'dnf'))
+# dnf takes a package from the repository with the lowest priority number (default 99); apt's pin is
+# package_repository's, above the distribution's 500: DOCA's packages share their names with the distribution's, and
+# DOCA's build of every package its repository has wins, without downgrading anything installed.
 DNF_PRIORITY = 10
 
 
@@ -77,18 +74,16 @@ def doca_repository(url, repo_kind):
     """The files, apt source and pin, or dnf repository that put the DOCA-OFED repository ``url`` on a host.
 
     NVIDIA publishes each DOCA release as a flat repository per OS and architecture
-    (https://linux.mellanox.com/public/repo/doca/<release>/<os>/<arch>/). apt's pin matches the repository's origin,
-    its host name, which is empty for a ``file:`` repository.
+    (https://linux.mellanox.com/public/repo/doca/<release>/<os>/<arch>/): apt's source and pin are
+    ``package_repository.apt_repository``'s for a flat repository.
     """
     if repo_kind not in DOCA_FILES:
         raise ValueError('repository kind must be one of %s, got %r' % (', '.join(DOCA_FILES), repo_kind))
     if not isinstance(url, str) or not url:
         raise ValueError('rdma_doca_repo_url must be a URL, got %r' % (url,))
-    files = DOCA_FILES[repo_kind]
     if repo_kind == 'apt':
-        return {'files': files,
-                'apt_source': {'Types': 'deb', 'URIs': url, 'Suites': './', 'Signed-By': files['key']},
-                'apt_pin': {'origin': urlsplit(url).hostname or '', 'priority': APT_PIN_PRIORITY}}
+        return apt_repository('doca', url)
+    files = DOCA_FILES[repo_kind]
     return {'files': files,
             'dnf_repo': {'name': 'hpcfabric-doca', 'description': 'NVIDIA DOCA-OFED', 'baseurl': url, 'gpgcheck': True,
                          'gpgkey': 'file://' + files['key'], 'priority': DNF_PRIORITY}}

@@ -4,8 +4,9 @@
 """Build, serve and stop a signed TEST apt repository of stand-in packages described by a YAML spec.
 
 The packages carry real names (e.g. NVIDIA's CUDA repository's) but hold only small stand-in scripts, units and
-files; every one says so. The repository is flat (``deb URL /``), like NVIDIA's CUDA and DOCA repositories, signed
-with a throwaway key made for the build. It exists for tests and is never a default anywhere. See README.md.
+files; every one says so. A spec may instead (or as well) repack real packages of a Debian archive under a site's
+version (``repack``: a site's own build of the distribution's Slurm, say). The repository is flat (``deb URL /``),
+like NVIDIA's CUDA and DOCA repositories, signed with a throwaway key made for the build. It exists for tests and is never a default anywhere. See README.md.
 
 Usage:
   testrepo.py build SPEC OUTDIR     OUTDIR/www/<repository.path>/ (debs, Packages, Release, InRelease),
@@ -18,13 +19,16 @@ from __future__ import annotations
 import argparse
 import gzip
 import hashlib
+import lzma
 import os
+import re
 import shutil
 import signal
 import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from email.utils import formatdate
 from pathlib import Path
 
@@ -120,6 +124,67 @@ def build_package(pkg, defaults, stage_root, pool, public_key):
     return deb
 
 
+def _paragraphs(text):
+    """The fields of each paragraph of a Debian index (continuation lines dropped: only single-line fields are read)."""
+    for para in text.split('\n\n'):
+        fields = {}
+        for line in para.splitlines():
+            if line and not line[0].isspace() and ':' in line:
+                key, value = line.split(':', 1)
+                fields[key] = value.strip()
+        if 'Package' in fields:
+            yield fields
+
+
+def _fetch(url):
+    try:
+        with urllib.request.urlopen(url, timeout=120) as response:
+            return response.read()
+    except OSError as e:
+        raise SpecError('cannot fetch %s: %s' % (url, e))
+
+
+def repack_packages(spec, pool, stage_root, cache):
+    """Real packages of a Debian archive, each under its version plus ``version_suffix``, written to ``pool``.
+
+    The index names each package's current file and SHA256, so the spec names no version and still works after a
+    point release. Exact-version dependencies between the repacked packages (``slurmd`` on ``slurm-wlm-basic-plugins
+    (= 22.05.8-4+deb12u3)``) follow the new version; the files stay byte for byte the archive's.
+    """
+    for key in ('archive', 'suite', 'component', 'architecture', 'version_suffix', 'packages'):
+        if not spec.get(key):
+            raise SpecError('repack needs %s' % key)
+    base = spec['archive'].rstrip('/')
+    index_url = '%s/dists/%s/%s/binary-%s/Packages.xz' % (base, spec['suite'], spec['component'], spec['architecture'])
+    index = {f['Package']: f for f in _paragraphs(lzma.decompress(_fetch(index_url)).decode())}
+    missing = [name for name in spec['packages'] if name not in index]
+    if missing:
+        raise SpecError('%s has no %s' % (index_url, ', '.join(missing)))
+    cache.mkdir(parents=True, exist_ok=True)
+    stage_root.mkdir(parents=True, exist_ok=True)
+    versions = {name: index[name]['Version'] for name in spec['packages']}
+    for name in spec['packages']:
+        fields = index[name]
+        deb = cache / fields['Filename'].rsplit('/', 1)[-1]
+        if not deb.exists() or hashlib.sha256(deb.read_bytes()).hexdigest() != fields['SHA256']:
+            data = _fetch('%s/%s' % (base, fields['Filename']))
+            if hashlib.sha256(data).hexdigest() != fields['SHA256']:
+                raise SpecError('%s does not match the SHA256 of %s' % (fields['Filename'], index_url))
+            deb.write_bytes(data)
+        stage = stage_root / ('repack-' + name)
+        run(['dpkg-deb', '--raw-extract', str(deb), str(stage)])
+        control = stage / 'DEBIAN' / 'control'
+        text = control.read_text()
+        new_version = versions[name] + spec['version_suffix']
+        text = re.sub(r'^Version: .*$', 'Version: ' + new_version, text, count=1, flags=re.M)
+        for other, version in versions.items():
+            text = text.replace('%s (= %s)' % (other, version), '%s (= %s)' % (other, version + spec['version_suffix']))
+        control.write_text(text)
+        out = pool / ('%s_%s_%s.deb' % (name, new_version.rsplit(':', maxsplit=1)[-1], fields['Architecture']))
+        run(['dpkg-deb', '--root-owner-group', '-Zgzip', '--build', str(stage), str(out)])
+    return len(spec['packages'])
+
+
 def release_text(repo, index_files, meta):
     lines = ['Origin: %s' % meta.get('origin', 'hpcfabric TEST'),
              'Label: %s' % meta.get('label', 'hpcfabric TEST repository'),
@@ -136,16 +201,20 @@ def release_text(repo, index_files, meta):
 def build(spec_path, outdir):
     spec = yaml.safe_load(Path(spec_path).read_text())
     meta = spec.get('repository') or {}
-    if not meta.get('path') or not spec.get('packages'):
-        raise SpecError('%s needs repository.path and a packages list' % spec_path)
+    if not meta.get('path') or not (spec.get('packages') or spec.get('repack')):
+        raise SpecError('%s needs repository.path and a packages list or a repack' % spec_path)
     gnupg = prepare_outdir(outdir)
     sign, public, armored = make_key(gnupg, meta.get('key_uid', 'hpcfabric TEST repository (throwaway) <test@invalid>'))
     repo = outdir / 'www' / meta['path'].strip('/')
     repo.mkdir(parents=True)
     stage_root = outdir / 'build'
-    for pkg in spec['packages']:
+    for pkg in spec.get('packages') or []:
         build_package(pkg, spec.get('defaults') or {}, stage_root, repo, public)
-    shutil.rmtree(stage_root)
+    count = len(spec.get('packages') or [])
+    if spec.get('repack'):
+        # downloads are kept across builds (checked against the index each time)
+        count += repack_packages(spec['repack'], repo, stage_root, outdir / 'downloads')
+    shutil.rmtree(stage_root, ignore_errors=True)
     packages = run(['dpkg-scanpackages', '--multiversion', '.', '/dev/null'], cwd=str(repo)).stdout
     (repo / 'Packages').write_bytes(packages)
     with gzip.GzipFile(str(repo / 'Packages.gz'), 'wb', mtime=0) as gz:
@@ -156,7 +225,7 @@ def build(spec_path, outdir):
     # the public key, for a check or a repository definition that names a key URL (dnf's gpgkey)
     (repo / 'signing-key.asc').write_bytes(armored)
     (repo / 'signing-key.gpg').write_bytes(public)
-    print('%s: %d packages, signed by a throwaway key (%s)' % (repo, len(spec['packages']), gnupg))
+    print('%s: %d packages, signed by a throwaway key (%s)' % (repo, count, gnupg))
 
 
 def server_pid(outdir):

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright (c) hpcfabric maintainers
 """The slurm role's input rules: group and cluster names, the version, partitions, leaf switches, the site's own
-slurm.conf settings, the node health check's settings, accounting (its database's name, user and password) and the
-munge key's directory on the controller.
+slurm.conf settings, the node health check's settings, accounting (its database's name, user and password), the munge
+key's directory on the controller, and the site repository and package names Slurm is installed from.
 
 Rules that need the inventory's groups (a partition or leaf naming hosts outside ``slurm_compute_group``, a controller
 group that is empty or holds more than two hosts) are in ``module_utils/slurm_conf.py`` (``inventory_problems``,
@@ -12,9 +12,13 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.hpcfabric.cluster.plugins.module_utils.input_syntax import label_problem, path_problem
+from ansible.module_utils.parsing.convert_bool import boolean
+
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.input_syntax import label_problem, path_problem, url_problem
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.package_repository import apt_suite_problem
 from ansible_collections.hpcfabric.cluster.plugins.module_utils.slurm_conf import (
     AUTODETECT_NVIDIA, accounting_name_problem, hostlist_expand, password_problem, version_tuple)
+from ansible_collections.hpcfabric.cluster.plugins.module_utils.slurm_install import PARTS
 
 # an Ansible group name as the inventory plugins take it without a warning
 _GROUP_RE = re.compile(r'^[A-Za-z_][A-Za-z0-9_]*$')
@@ -36,6 +40,9 @@ HEALTHCHECK_KEYS = ('HealthCheckProgram', 'HealthCheckInterval', 'HealthCheckNod
 # what the role writes while slurm_accounting is on; off, a site may point slurmctld at a slurmdbd of its own there
 # (AccountingStorageTRES stays the site's: the role writes gres/gpu only where the site names no TRES)
 ACCOUNTING_KEYS = ('AccountingStorageType', 'AccountingStorageHost', 'JobAcctGatherType')
+# a Debian package name (Debian policy 5.6.1): lower-case letters, digits, +, - and ., at least two, starting with a
+# letter or digit; no version or release (=, /): the version is the repository's, and the read-back checks it
+_PACKAGE_RE = re.compile(r'^[a-z0-9][a-z0-9+.-]+$')
 
 
 def _value_problem(value):
@@ -150,6 +157,53 @@ def _accounting_problems(settings):
     return found
 
 
+def _repository_problems(settings):
+    """The site repository's rules: its URL, its one signing key, its suite and components."""
+    url, key_url, key_src = (settings.get(name) or '' for name in
+                             ('slurm_repo_url', 'slurm_repo_key_url', 'slurm_repo_key_src'))
+    found = []
+    allow_http = boolean(settings.get('slurm_allow_http') or False, strict=False)
+    for name, value in (('slurm_repo_url', url), ('slurm_repo_key_url', key_url)):
+        problem = value and url_problem(value, allow_http, 'slurm_allow_http')
+        if problem:
+            found.append((name, problem))
+    if url and bool(key_url) == bool(key_src):
+        found.append(('slurm_repo_key_url', 'the site repository needs its signing key from exactly one of '
+                      'slurm_repo_key_url and slurm_repo_key_src (got url %r, src %r); the role adds no unsigned '
+                      'repository' % (key_url, key_src)))
+    if not url:
+        found += [(name, 'set but slurm_repo_url is not: the key signs the site repository, which the role adds only '
+                   'with slurm_repo_url') for name in ('slurm_repo_key_url', 'slurm_repo_key_src') if settings.get(name)]
+    suite, components = settings.get('slurm_repo_suite'), settings.get('slurm_repo_components')
+    if suite is not None and components is not None:
+        problem = apt_suite_problem(suite, components)
+        if problem:
+            found.append(('slurm_repo_%s' % problem[0], problem[1]))
+    return found
+
+
+def _packages_problems(packages):
+    """``slurm_packages``: Debian package names for the parts it names."""
+    if not isinstance(packages, dict):
+        return [('slurm_packages', 'must be a mapping of %s to lists of package names, got %r'
+                 % (', '.join(PARTS), packages))]
+    found = []
+    for part, names in packages.items():
+        label = 'slurm_packages.%s' % part
+        if part in PARTS and names is None:
+            continue  # null is a part not given: the distribution's names
+        if part not in PARTS:
+            found.append(('slurm_packages', '%r is not a part of the role (%s)' % (part, ', '.join(PARTS))))
+        elif not isinstance(names, list) or not names:
+            found.append((label, "must be a non-empty list of package names, got %r; leave the part out for the "
+                          "distribution's" % (names,)))
+        else:
+            found += [('%s[%d]' % (label, index), '%r is not a Debian package name (lower-case letters, digits, +, - '
+                       'and ., at least two, starting with a letter or digit)' % (name,))
+                      for index, name in enumerate(names) if not isinstance(name, str) or not _PACKAGE_RE.fullmatch(name)]
+    return found
+
+
 def problems(settings):
     """See ``role_settings``."""
     found = []
@@ -201,6 +255,13 @@ def problems(settings):
         found.append(('slurm_memory_reserved_mb', 'must be a whole number of MB, 0 or more, got %r' % (reserved,)))
     found += _healthcheck_problems(settings)
     found += _accounting_problems(settings)
+    found += _repository_problems(settings)
+    if settings.get('slurm_packages') is not None:
+        found += _packages_problems(settings['slurm_packages'])
+    if (settings.get('slurm_repo_url') or settings.get('slurm_packages')) and not version:
+        found.append(('slurm_version', "required with slurm_repo_url or slurm_packages: the role plans slurm.conf for "
+                      "the Slurm the packages install and checks it after the install, and the distribution's version "
+                      "would not be that one (e.g. slurm_version: '23.11')"))
     key_dir = settings.get('slurm_munge_key_dir')
     if key_dir is not None:
         found += [('slurm_munge_key_dir', problem) for problem in [path_problem(key_dir, owned=True, private=True)]

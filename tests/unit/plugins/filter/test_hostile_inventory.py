@@ -195,6 +195,29 @@ CASES = {
     'local mirror URL naming another host': (setting('b300-01', rdma_doca_repo_url='file://fileserver/srv/doca/'),
                                              "rdma_doca_repo_url on b300-01: 'file://fileserver/srv/doca/' is not a file: "
                                              "URL of an absolute path on the node"),
+    # the slurm role's site repository and its package names
+    'Slurm repository URL with a newline adding a trusted source': (
+        setting('b300-01', slurm_version='23.11', slurm_repo_key_src='/srv/keys/slurm.asc',
+                slurm_repo_url='http://10.77.12.1:8080/\ndeb [trusted=yes] http://evil.example/ ./'),
+        'slurm_repo_url on b300-01: '),
+    'Slurm repository suite with apt options': (
+        setting('b300-02', slurm_version='23.11', slurm_repo_key_src='/srv/keys/slurm.asc',
+                slurm_repo_url='https://10.77.12.1:8443/', slurm_repo_suite='./ [trusted=yes]'),
+        "slurm_repo_suite on b300-02: './ [trusted=yes]' is not an apt suite"),
+    'Slurm repository without a signing key': (
+        setting('b300-01', slurm_version='23.11', slurm_repo_url='https://repo.example.com/slurm/'),
+        'slurm_repo_key_url on b300-01: the site repository needs its signing key from exactly one of'),
+    'Slurm signing key over plain HTTP': (
+        setting('b300-02', slurm_version='23.11', slurm_repo_url='https://10.77.12.1:8443/',
+                slurm_repo_key_url='http://10.77.12.1:8080/key.asc'),
+        "slurm_repo_key_url on b300-02: 'http://10.77.12.1:8080/key.asc' is plain HTTP"),
+    'Slurm package name carrying apt options': (
+        setting('b300-01', slurm_version='23.11',
+                slurm_packages={'compute': ['slurmd -o APT::Get::AllowUnauthenticated=true']}),
+        'slurm_packages.compute[0] on b300-01: '),
+    'Slurm repository without the version it installs': (
+        setting('b300-02', slurm_repo_url='https://repo.example.com/slurm/', slurm_repo_key_src='/srv/keys/slurm.asc'),
+        'slurm_version on b300-02: required with slurm_repo_url or slurm_packages'),
     # limits.d, sysctl.d, chrony: os_base
     'open-file limit zero': (setting('b300-02', os_base_nofile=0), 'os_base on b300-02: os_base_nofile 0'),
     'memlock with a unit limits.d cannot read': (setting('b300-01', os_base_memlock='64G'), 'os_base on b300-01: os_base_memlock "64G"'),
@@ -329,7 +352,9 @@ def test_plain_http_passes_where_each_role_allows_it():
             rdma_allow_http=True, rdma_doca_repo_url='http://mirror.cluster.internal/doca/2.9.1/ubuntu24.04/x86_64/',
             rdma_doca_repo_key_url='http://mirror.cluster.internal/doca/GPG-KEY-Mellanox.pub',
             nvidia_driver_allow_http=True, nvidia_driver_repo_url='http://mirror.cluster.internal:8080/cuda/',
-            mpi_allow_http=True, mpi_hpcx_url='http://mirror.cluster.internal/hpcx/hpcx-v2.22.tbz')
+            mpi_allow_http=True, mpi_hpcx_url='http://mirror.cluster.internal/hpcx/hpcx-v2.22.tbz',
+            slurm_allow_http=True, slurm_version='23.11', slurm_repo_url='http://10.77.12.1:8080/',
+            slurm_repo_key_src='/srv/keys/slurm.asc')
     assert problems_of(hostvars) == []
     # the allowance is each node's own
     hostvars['b300-02']['mpi_allow_http'] = False

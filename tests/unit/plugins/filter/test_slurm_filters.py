@@ -21,7 +21,8 @@ SETTINGS = {'controllers': ['node01'], 'compute': HOSTS, 'inventory': HOSTS, 've
 def test_the_slurm_filters_are_there_each_with_its_documentation():
     names = {'hostlist_compress', 'hostlist_expand', 'slurm_plan', 'slurm_files', 'slurm_inventory_problems',
              'slurm_restart_needed', 'slurm_munge_key_action', 'slurm_readback_problems', 'slurm_nodes',
-             'slurm_validation_start', 'slurm_validation_end', 'slurm_hosts_block'}
+             'slurm_validation_start', 'slurm_validation_end', 'slurm_hosts_block', 'slurm_install_plan',
+             'slurm_version_problems'}
     assert set(SLURM) == names
     here = Path(__file__).resolve().parents[4] / 'plugins' / 'filter'
     assert sorted(name for name in names if not (here / (name + '.yml')).exists()) == []
@@ -71,3 +72,17 @@ def test_inventory_problems_and_the_validations_drains_through_the_filters():
 def test_the_validations_drains_name_the_filter_on_bad_input():
     with pytest.raises(AnsibleFilterError, match='^slurm_validation_start: '):
         SLURM['slurm_validation_start']('NodeName=node01 State=IDLE', ['node01'], {'node01': 'eight'})
+
+
+def test_the_install_filters_as_the_role_calls_them(fixture_text):
+    settings = {'parts': ['compute'], 'distro_packages': {'compute': ['slurmd', 'slurm-client']},
+                'support_packages': {'compute': ['munge', 'libpmix-dev']},
+                'site_packages': {'compute': ['slurm-smd-slurmd', 'slurm-smd-client']},
+                'repo_url': 'http://10.77.12.1:8080/', 'repo_suite': './', 'repo_components': []}
+    install = SLURM['slurm_install_plan'](settings)
+    assert install['packages'] == ['slurm-smd-slurmd', 'slurm-smd-client', 'munge', 'libpmix-dev']
+    assert install['repository']['apt_pin']['origin'] == '10.77.12.1'
+    results = [{'item': 'slurmd', 'rc': 0, 'stdout': fixture_text('slurm', 'slurmd-V-22.05.8.txt')}]
+    assert SLURM['slurm_version_problems'](results, '22.05', None, 'node02') == []
+    with pytest.raises(AnsibleFilterError, match='slurm_install_plan: components: must be empty for suite ./'):
+        SLURM['slurm_install_plan'](dict(settings, repo_components=['main']))

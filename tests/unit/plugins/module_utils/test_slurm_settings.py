@@ -11,7 +11,9 @@ from ansible_collections.hpcfabric.cluster.plugins.module_utils.role_settings.sl
 DEFAULTS = {'slurm_controller_group': 'slurm_controllers', 'slurm_compute_group': 'gpu_nodes',
             'slurm_cluster_name': 'cluster', 'slurm_version': None, 'slurm_partitions': [{'name': 'gpu', 'default': True}],
             'slurm_topology_leaves': [], 'slurm_topology_spine': 'spine', 'slurm_gres_autodetect': False,
-            'slurm_conf_extra': {}, 'slurm_memory_reserved_mb': 1024, 'slurm_munge_key_dir': None}
+            'slurm_conf_extra': {}, 'slurm_memory_reserved_mb': 1024, 'slurm_munge_key_dir': None,
+            'slurm_repo_url': None, 'slurm_repo_suite': './', 'slurm_repo_components': [], 'slurm_repo_key_url': None,
+            'slurm_repo_key_src': None, 'slurm_packages': None}
 
 
 def test_the_defaults_pass():
@@ -100,3 +102,100 @@ def test_the_accounting_lines_are_the_roles_while_accounting_is_on():
     assert problems(dict(ACCOUNTING, slurm_conf_extra=dict(extra, AccountingStorageTRES='gres/gpu'))) == [
         ('slurm_conf_extra', '%s is written by the role (from the cluster model and its variables); a second line '
          'would contradict it' % key) for key in ('AccountingStorageType', 'AccountingStorageHost')]
+
+
+# --- site repository and package names ----------------------------------------------------------------------------
+
+# what a molecule scenario sets for a flat repository on the lab's host, its key a file on the controller
+# the lab's: the gateway serves it without TLS
+SITE = dict(DEFAULTS, slurm_version='22.05', slurm_repo_url='http://10.77.12.1:8080/', slurm_allow_http=True,
+            slurm_repo_key_src='/work/lab/slurm-repo/key.asc')
+SMD = {'controller': ['slurm-smd-slurmctld', 'slurm-smd-client'], 'compute': ['slurm-smd-slurmd', 'slurm-smd-client'],
+       'accounting': ['slurm-smd-slurmdbd']}
+VERSION_REQUIRED = ('slurm_version', "required with slurm_repo_url or slurm_packages: the role plans slurm.conf for the "
+                    "Slurm the packages install and checks it after the install, and the distribution's version would "
+                    "not be that one (e.g. slurm_version: '23.11')")
+ONE_KEY = ('the site repository needs its signing key from exactly one of slurm_repo_key_url and slurm_repo_key_src '
+           '(got url %r, src %r); the role adds no unsigned repository')
+
+
+@pytest.mark.parametrize('change', [
+    {},
+    {'slurm_repo_url': 'https://repo.example.com/slurm/'},
+    # plain http with slurm_allow_http (SITE's), as the other roles' URLs
+    {'slurm_repo_key_src': None, 'slurm_repo_key_url': 'http://10.77.12.1:8080/key.asc'},
+    {'slurm_repo_url': 'file:///srv/slurm/'},
+    {'slurm_repo_key_src': None, 'slurm_repo_key_url': 'https://repo.example.com/slurm/key.asc'},
+    {'slurm_repo_key_src': None, 'slurm_repo_key_url': 'file:///srv/slurm/key.asc'},
+    {'slurm_repo_suite': 'bookworm', 'slurm_repo_components': ['main']},
+    {'slurm_packages': SMD, 'slurm_version': '23.11'},
+    # a part left out (or null) keeps the distribution's names
+    {'slurm_packages': {'compute': ['slurm-smd-slurmd', 'slurm-smd-client'], 'controller': None}},
+])
+def test_a_site_repository_with_one_key_and_a_version_passes(change):
+    assert problems(dict(SITE, **change)) == []
+
+
+def test_the_site_s_packages_without_a_repository_of_the_role_s_pass_with_a_version():
+    # the host's own sources (an image's, another role's) may serve them
+    assert problems(dict(DEFAULTS, slurm_packages=SMD, slurm_version='23.11')) == []
+
+
+@pytest.mark.parametrize('change, expected', [
+    ({'slurm_version': None}, [VERSION_REQUIRED]),
+    ({'slurm_repo_url': 'ftp://repo.example.com/slurm/'},
+     [('slurm_repo_url', "'ftp://repo.example.com/slurm/' is not an http:// or https:// URL with a host, nor a file: "
+       'URL of a path on the node')]),
+    ({'slurm_repo_url': 'http://10.77.12.1:8080/ ./\nTypes: deb'},
+     [('slurm_repo_url', "'http://10.77.12.1:8080/ ./\\nTypes: deb' holds a blank, quote, backslash, backtick, <, >, "
+       '{, }, |, ^, control or non-ASCII character')]),
+    ({'slurm_repo_url': 'https://user:secret@repo.example.com/slurm/'},
+     [('slurm_repo_url', "'https://***@repo.example.com/slurm/' holds credentials (user@ before the host), which would "
+       'be logged and written to files with the URL; give the mirror access another way (a client certificate, a '
+       'proxy, an address allow-list)')]),
+    ({'slurm_repo_key_src': None}, [('slurm_repo_key_url', ONE_KEY % ('', ''))]),
+    ({'slurm_repo_key_url': 'https://repo.example.com/key.asc'},
+     [('slurm_repo_key_url', ONE_KEY % ('https://repo.example.com/key.asc', '/work/lab/slurm-repo/key.asc'))]),
+    # plain http only with slurm_allow_http: whoever replaced the key could sign packages of their own
+    ({'slurm_repo_key_src': None, 'slurm_repo_key_url': 'http://10.77.12.1:8080/key.asc', 'slurm_repo_url':
+      'https://10.77.12.1:8443/', 'slurm_allow_http': False},
+     [('slurm_repo_key_url', "'http://10.77.12.1:8080/key.asc' is plain HTTP: what it serves could be replaced on the "
+       'way; use https://, or set slurm_allow_http: true for a mirror on a private network without TLS')]),
+    ({'slurm_repo_url': 'http://10.77.12.1:8080/', 'slurm_allow_http': False},
+     [('slurm_repo_url', "'http://10.77.12.1:8080/' is plain HTTP: what it serves could be replaced on the way; use "
+       'https://, or set slurm_allow_http: true for a mirror on a private network without TLS')]),
+    ({'slurm_repo_components': ['main']},
+     [('slurm_repo_components', 'must be empty for suite ./, a flat repository (its suite ends with /), got main')]),
+    ({'slurm_repo_suite': 'bookworm'},
+     [('slurm_repo_components', "is empty, but suite bookworm is a distribution under dists/, which needs its "
+       "components (main, ...); a flat repository's suite ends with / (./)")]),
+    ({'slurm_repo_suite': './ [trusted=yes]'},
+     [('slurm_repo_suite', "'./ [trusted=yes]' is not an apt suite (a word such as stable, or a path ending in / such "
+       'as ./ for a flat repository)')]),
+    ({'slurm_packages': {'controller': ['slurm-smd-slurmctld=23.11.4-1', 'Slurmctld', 's'], 'login': ['sackd']}},
+     [('slurm_packages.controller[0]', "'slurm-smd-slurmctld=23.11.4-1' is not a Debian package name (lower-case "
+       'letters, digits, +, - and ., at least two, starting with a letter or digit)'),
+      ('slurm_packages.controller[1]', "'Slurmctld' is not a Debian package name (lower-case letters, digits, +, - and "
+       '., at least two, starting with a letter or digit)'),
+      ('slurm_packages.controller[2]', "'s' is not a Debian package name (lower-case letters, digits, +, - and ., at "
+       'least two, starting with a letter or digit)'),
+      ('slurm_packages', "'login' is not a part of the role (controller, compute, accounting)")]),
+    ({'slurm_packages': {'compute': []}},
+     [('slurm_packages.compute', "must be a non-empty list of package names, got []; leave the part out for the "
+       "distribution's")]),
+    ({'slurm_packages': ['slurm-smd-slurmd']},
+     [('slurm_packages', "must be a mapping of controller, compute, accounting to lists of package names, got "
+       "['slurm-smd-slurmd']")]),
+])
+def test_a_broken_site_repository_setting_is_named(change, expected):
+    assert problems(dict(SITE, **change)) == expected
+
+
+def test_the_site_s_packages_need_the_version_they_install_too():
+    assert problems(dict(DEFAULTS, slurm_packages=SMD)) == [VERSION_REQUIRED]
+
+
+def test_a_key_without_a_repository_is_refused_naming_variable_and_host():
+    assert role_problems('slurm', dict(DEFAULTS, slurm_repo_key_src='/work/lab/slurm-repo/key.asc'), 'node01') == [
+        'slurm_repo_key_src on node01: set but slurm_repo_url is not: the key signs the site repository, which the '
+        'role adds only with slurm_repo_url']
